@@ -1,0 +1,296 @@
+"""What the explainer learns about the columns of ``X`` in ``fit``.
+
+The search works on one float matrix per population (rows = individuals,
+columns = features). Numeric features hold their values; categorical features
+hold the integer code of their category (``NaN`` for a missing value). This
+module converts between that encoding and the raw values users and the model
+see: the rows handed to the classifier and the mappings given to user
+callables.
+"""
+
+from collections.abc import Mapping
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+
+
+def _is_numeric_column(values):
+    """Whether a column (numpy or pandas) holds numbers (bool is categorical)."""
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    if dtype is not None and dtype.kind != "O":
+        return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(
+            dtype
+        )
+    # object column: numeric only when every non-missing entry is a real number
+    non_missing = [v for v in values if not _is_missing(v)]
+    return bool(non_missing) and all(
+        isinstance(v, Real) and not isinstance(v, bool | np.bool_) for v in non_missing
+    )
+
+
+def _is_missing(value):
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _sorted_labels(labels):
+    """Sort labels; labels of mixed types are sorted by their string form."""
+    try:
+        return sorted(labels)
+    except TypeError:
+        return sorted(labels, key=str)
+
+
+class FeatureSchema:
+    """Column kinds, ranges and categories learned from the training data.
+
+    Parameters
+    ----------
+    X : DataFrame or ndarray of shape (n_samples, n_features)
+        The data given to ``fit``.
+    """
+
+    def __init__(self, X):
+        self.is_frame = isinstance(X, pd.DataFrame)
+        if self.is_frame:
+            self.names = list(X.columns)
+            columns = [X[name] for name in self.names]
+        else:
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
+            self.names = list(range(X.shape[1]))
+            columns = [X[:, j] for j in range(X.shape[1])]
+        self.array_dtype = None if self.is_frame else np.asarray(X).dtype
+        n_features = len(self.names)
+        self.index = {name: j for j, name in enumerate(self.names)}
+        self.is_categorical = np.zeros(n_features, dtype=bool)
+        self.low = np.full(n_features, np.nan)
+        self.high = np.full(n_features, np.nan)
+        self.is_integer = np.zeros(n_features, dtype=bool)
+        self.categories = [None] * n_features
+        self.observed = [None] * n_features
+        self.ordered = np.zeros(n_features, dtype=bool)
+        self.dtypes = [getattr(col, "dtype", None) for col in columns]
+        for j, col in enumerate(columns):
+            if _is_numeric_column(col):
+                values = np.asarray(col, dtype=float)
+                finite = values[np.isfinite(values)]
+                if finite.size == 0:
+                    raise ValueError(
+                        f"Column {self.names[j]!r} has no finite value to learn a "
+                        "range from."
+                    )
+                self.low[j], self.high[j] = finite.min(), finite.max()
+                self.is_integer[j] = bool(np.all(finite == np.round(finite)))
+            else:
+                self._learn_categories(j, col)
+        self._lookup = [None] * n_features
+        self._labels = [None] * n_features
+        self._refresh_lookups()
+
+    def _learn_categories(self, j, col):
+        self.is_categorical[j] = True
+        dtype = getattr(col, "dtype", None)
+        observed = [
+            v
+            for v in pd.unique(np.asarray(col, dtype=object))
+            if not _is_missing(v) and v is not pd.NA
+        ]
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = list(dtype.categories)
+            self.ordered[j] = bool(dtype.ordered)
+            seen = set(observed)
+            self.observed[j] = [c for c in cats if c in seen]
+        else:
+            cats = _sorted_labels(observed)
+            self.observed[j] = list(cats)
+        if not cats:
+            raise ValueError(f"Column {self.names[j]!r} has no category.")
+        self.categories[j] = list(cats)
+
+    def _refresh_lookups(self):
+        for j in np.flatnonzero(self.is_categorical):
+            cats = self.categories[j]
+            self._lookup[j] = {c: k for k, c in enumerate(cats)}
+            # the last slot decodes the NaN code (a missing value)
+            self._labels[j] = np.array([*cats, np.nan], dtype=object)
+
+    # ------------------------------------------------------------------ #
+    @property
+    def n_features(self):
+        return len(self.names)
+
+    @property
+    def span(self):
+        """Numeric range of each feature (``high - low``); NaN for categories."""
+        return self.high - self.low
+
+    def column(self, name, *, what="feature"):
+        """Index of column ``name``, or a ``ValueError`` naming it."""
+        try:
+            return self.index[name]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"{what} {name!r} is not a column of X; the columns are {self.names}."
+            ) from None
+
+    def add_category(self, j, label):
+        """Append a category an action introduces (e.g. an unobserved target)."""
+        if label not in self._lookup[j]:
+            self.categories[j].append(label)
+            self._refresh_lookups()
+
+    def encode_labels(self, j, labels, *, what):
+        """Codes (float) of raw labels of categorical feature ``j``."""
+        lookup = self._lookup[j]
+        labels = np.asarray(labels, dtype=object).ravel()
+        codes = np.empty(labels.shape[0], dtype=float)
+        for k, label in enumerate(labels):
+            if _is_missing(label) or label is pd.NA:
+                codes[k] = np.nan
+                continue
+            code = lookup.get(label)
+            if code is None:
+                raise ValueError(
+                    f"{what}: {label!r} is not a known category of feature "
+                    f"{self.names[j]!r}; known categories are {self.categories[j]}."
+                )
+            codes[k] = code
+        return codes
+
+    def decode_column(self, j, column):
+        """Raw values of feature ``j`` from its encoded column."""
+        if not self.is_categorical[j]:
+            return column
+        codes = np.where(np.isnan(column), len(self.categories[j]), column)
+        return self._labels[j][codes.astype(np.intp)]
+
+    def decode_value(self, j, value):
+        """One raw value (a number or a category label)."""
+        if not self.is_categorical[j]:
+            return float(value)
+        if np.isnan(value):
+            return np.nan
+        return self.categories[j][int(value)]
+
+    # ------------------------------------------------------------------ #
+    def encode(self, X):
+        """Encode rows of ``X`` (same columns as in ``fit``) as a float matrix."""
+        if isinstance(X, pd.DataFrame):
+            columns = [X.iloc[:, j] for j in range(X.shape[1])]
+        else:
+            X = np.asarray(X)
+            columns = [X[:, j] for j in range(X.shape[1])]
+        encoded = np.empty((len(columns[0]) if columns else 0, self.n_features))
+        for j, col in enumerate(columns):
+            if self.is_categorical[j]:
+                encoded[:, j] = self.encode_labels(
+                    j, np.asarray(col, dtype=object), what="X"
+                )
+            else:
+                try:
+                    encoded[:, j] = np.asarray(col, dtype=float)
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"Column {self.names[j]!r} was numeric in fit but holds "
+                        "non-numeric values in X."
+                    ) from None
+        return encoded
+
+    def to_model_input(self, states):
+        """Rows in the raw form the classifier was trained on."""
+        if not self.is_frame:
+            if not self.is_categorical.any():
+                return states.astype(self.array_dtype, copy=False)
+            out = np.empty(states.shape, dtype=object)
+            for j in range(self.n_features):
+                out[:, j] = self.decode_column(j, states[:, j])
+            return out
+        data = {}
+        for j, name in enumerate(self.names):
+            column = states[:, j]
+            dtype = self.dtypes[j]
+            if not self.is_categorical[j]:
+                data[name] = column
+            elif isinstance(dtype, pd.CategoricalDtype):
+                codes = np.where(np.isnan(column), -1, column).astype(np.int64)
+                data[name] = pd.Categorical.from_codes(
+                    codes, dtype=self.categorical_dtype(j)
+                )
+            else:
+                data[name] = self.decode_column(j, column)
+        return pd.DataFrame(data, copy=False)
+
+    def categorical_dtype(self, j):
+        """The pandas dtype of categorical column ``j`` (with added categories)."""
+        dtype = self.dtypes[j]
+        if isinstance(dtype, pd.CategoricalDtype) and len(dtype.categories) == len(
+            self.categories[j]
+        ):
+            return dtype
+        return pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
+
+    def to_frame(self, states, index=None):
+        """Decoded states as a DataFrame with the columns of ``X``."""
+        data = {}
+        for j, name in enumerate(self.names):
+            if self.is_categorical[j]:
+                dtype = self.dtypes[j]
+                values = self.decode_column(j, states[:, j])
+                if isinstance(dtype, pd.CategoricalDtype):
+                    values = pd.Categorical(values, dtype=self.categorical_dtype(j))
+                data[name] = values
+            else:
+                data[name] = states[:, j]
+        return pd.DataFrame(data, index=index, columns=self.names)
+
+    def view(self, states):
+        """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
+        return StateView(self, states)
+
+
+class StateView(Mapping):
+    """Read-only mapping from column name to a 1-D array of raw values.
+
+    This is what user callables (costs, effects, conditions, tau) receive as
+    ``before`` and ``after``: one entry per candidate being evaluated. Numeric
+    features give floats; categorical features give their labels.
+    """
+
+    __slots__ = ("_schema", "_states")
+
+    def __init__(self, schema, states):
+        self._schema = schema
+        self._states = states
+
+    def __getitem__(self, name):
+        j = self._schema.index.get(name) if _hashable(name) else None
+        if j is None:
+            raise KeyError(
+                f"{name!r} is not a feature; the features are {self._schema.names}."
+            )
+        column = self._schema.decode_column(j, self._states[:, j])
+        if column.base is not None:
+            column = column.view()
+            column.flags.writeable = False
+        return column
+
+    def __iter__(self):
+        return iter(self._schema.names)
+
+    def __len__(self):
+        return self._schema.n_features
+
+    def __repr__(self):
+        return f"StateView(n_candidates={self._states.shape[0]})"
+
+
+def _hashable(name):
+    try:
+        hash(name)
+    except TypeError:
+        return False
+    return True

@@ -1,0 +1,467 @@
+"""Actions: what a person can do, what it costs, and what else it changes.
+
+An :class:`Action` directly sets one feature to a value taken from its
+feasible value space, may change other features as a consequence, and may
+carry hard constraints. The explainer resolves actions against the columns of
+``X`` in ``fit``; the private :class:`CompiledAction` then applies an action
+to a whole batch of candidates at once.
+"""
+
+from collections.abc import Mapping
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Action"]
+
+DIRECTIONS = ("any", "increase", "decrease")
+
+
+def _describe(value):
+    return f"{type(value).__name__} {value!r}"
+
+
+class Action:
+    """One action a person can take: set ``feature`` to a new value.
+
+    Parameters
+    ----------
+    name : str
+        Unique name of the action, shown in the explanations.
+    feature : str or int
+        The column the action sets directly.
+    values : None, tuple, list or scalar, default=None
+        The feasible value space.
+
+        - ``None``: learned in ``fit``; numeric features take any value in the
+          observed ``[min, max]`` (whole numbers when the column only holds
+          whole numbers), categorical features any observed category (a pandas
+          ordered ``Categorical`` gives their order).
+        - ``(low, high)``: a numeric range.
+        - a list: the allowed values, in order (categories, or numbers).
+        - a scalar: a fixed target; the action always sets exactly that value.
+    direction : {"any", "increase", "decrease"}, default="any"
+        Restricts the value space relative to the value the feature has when
+        the action is applied. For a numeric range, ``"increase"`` keeps the
+        part ``[current, high]``; for a list, ``"increase"`` keeps the values
+        strictly after the current one (numbers: larger ones; categories: later
+        ones in the list). A step whose restricted value space is empty is
+        infeasible, and so is the whole sequence.
+    cost : callable, default=None
+        ``cost(before, after) -> efforts``: the action effort ``b``, one
+        non-negative value per candidate. ``before`` and ``after`` map every
+        column name to a 1-D array of raw values (numbers, or category labels),
+        one entry per candidate. Default: ``abs(delta) / (high - low)`` for a
+        numeric value space, ``1.0`` for categories or a fixed value.
+    effects : dict, default=None
+        ``{other_feature: fn(before, after) -> new_values}``: consequences on
+        other features. ``after`` already holds the direct change (and the
+        effects listed before this one).
+    precondition : callable, default=None
+        ``precondition(before) -> bool array``: the step is only valid where
+        it holds.
+    postcondition : callable, default=None
+        ``postcondition(before, after) -> bool array``: the step is only valid
+        where it holds.
+    step : float, default=None
+        Grid spacing of a numeric range: values are ``low + k * step``. For
+        example ``step=1`` makes an action change a count in whole units.
+
+    See Also
+    --------
+    FeatureGraph : consequential discounts between features.
+    SequentialCounterfactualExplainer : searches sequences of actions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_cscf import Action
+    >>> study = Action(
+    ...     "get_degree", "education", values=["HS", "BSc", "MSc"],
+    ...     direction="increase", cost=lambda b, a: 4.0,
+    ...     effects={"age": lambda b, a: b["age"] + 4},
+    ... )
+    >>> study
+    Action('get_degree', feature='education', values=['HS', 'BSc', 'MSc'], direction='increase', effects=['age'])
+    >>> study.affected_features
+    ['education', 'age']
+    """  # noqa: E501
+
+    def __init__(
+        self,
+        name,
+        feature,
+        values=None,
+        direction="any",
+        cost=None,
+        effects=None,
+        precondition=None,
+        postcondition=None,
+        step=None,
+    ):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Action name must be a non-empty str, got {name!r}.")
+        if direction not in DIRECTIONS:
+            raise ValueError(
+                f"Action {name!r}: direction must be one of {DIRECTIONS}, got "
+                f"{direction!r}."
+            )
+        for label, fn in (
+            ("cost", cost),
+            ("precondition", precondition),
+            ("postcondition", postcondition),
+        ):
+            if fn is not None and not callable(fn):
+                raise TypeError(
+                    f"Action {name!r}: {label} must be callable, got {_describe(fn)}."
+                )
+        if effects is not None:
+            if not isinstance(effects, Mapping):
+                raise TypeError(
+                    f"Action {name!r}: effects must be a dict "
+                    f"{{feature: fn(before, after)}}, got {_describe(effects)}."
+                )
+            for target, fn in effects.items():
+                if not callable(fn):
+                    raise TypeError(
+                        f"Action {name!r}: the effect on {target!r} must be "
+                        f"callable, got {_describe(fn)}."
+                    )
+                if target == feature:
+                    raise ValueError(
+                        f"Action {name!r}: {target!r} is the feature the action "
+                        "sets directly; it cannot also be an effect."
+                    )
+        if step is not None and (
+            not isinstance(step, Real) or isinstance(step, bool) or not step > 0
+        ):
+            raise ValueError(f"Action {name!r}: step must be a positive number.")
+        _check_values(name, values)
+        self.name = name
+        self.feature = feature
+        self.values = values
+        self.direction = direction
+        self.cost = cost
+        self.effects = dict(effects) if effects is not None else None
+        self.precondition = precondition
+        self.postcondition = postcondition
+        self.step = step
+
+    @property
+    def affected_features(self):
+        """Every feature the action changes: its own, then its consequences."""
+        return [self.feature, *(self.effects or {})]
+
+    def __repr__(self):
+        parts = [repr(self.name), f"feature={self.feature!r}"]
+        if self.values is not None:
+            parts.append(f"values={self.values!r}")
+        if self.direction != "any":
+            parts.append(f"direction={self.direction!r}")
+        if self.step is not None:
+            parts.append(f"step={self.step!r}")
+        if self.effects:
+            parts.append(f"effects={list(self.effects)!r}")
+        return f"Action({', '.join(parts)})"
+
+    def _replace(self, **changes):
+        params = {
+            key: getattr(self, key)
+            for key in (
+                "name",
+                "feature",
+                "values",
+                "direction",
+                "cost",
+                "effects",
+                "precondition",
+                "postcondition",
+                "step",
+            )
+        }
+        params.update(changes)
+        return Action(**params)
+
+
+def _check_values(name, values):
+    if values is None or isinstance(values, str):
+        return
+    if isinstance(values, tuple):
+        if len(values) != 2 or not all(
+            isinstance(v, Real) and not isinstance(v, bool) for v in values
+        ):
+            raise ValueError(
+                f"Action {name!r}: a tuple of values must be a numeric range "
+                f"(low, high), got {values!r}."
+            )
+        low, high = values
+        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+            raise ValueError(
+                f"Action {name!r}: the range (low, high) = {values!r} needs finite "
+                "bounds with low <= high."
+            )
+        return
+    if _is_listlike(values):
+        items = list(values)
+        if not items:
+            raise ValueError(f"Action {name!r}: the list of values is empty.")
+        if len(set(map(_key, items))) != len(items):
+            raise ValueError(f"Action {name!r}: the list of values has duplicates.")
+
+
+def _is_listlike(values):
+    return isinstance(values, list | np.ndarray | pd.Index | pd.Series | range)
+
+
+def _key(value):
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+# ---------------------------------------------------------------------- #
+# Compiled value spaces: vectorised interpolation of value keys
+# ---------------------------------------------------------------------- #
+class RangeSpace:
+    """A numeric range ``[low, high]``, optionally on a grid of ``step``."""
+
+    def __init__(self, low, high, direction, step=None):
+        self.low = float(low)
+        self.high = float(high)
+        self.direction = direction
+        self.step = step
+        self.span = self.high - self.low
+
+    def interpolate(self, keys, current):
+        """Values for keys in [0, 1] given current values; and which are valid."""
+        lo = np.full(current.shape, self.low)
+        hi = np.full(current.shape, self.high)
+        if self.direction == "increase":
+            lo = np.maximum(lo, current)
+        elif self.direction == "decrease":
+            hi = np.minimum(hi, current)
+        valid = lo <= hi  # False where current is NaN
+        if self.step is None:
+            values = lo + keys * (hi - lo)
+        else:
+            k_lo = np.ceil((lo - self.low) / self.step - 1e-9)
+            k_hi = np.floor((hi - self.low) / self.step + 1e-9)
+            n = k_hi - k_lo + 1
+            valid &= n >= 1
+            k = k_lo + np.minimum(np.floor(keys * n), n - 1)
+            values = self.low + k * self.step
+        return np.where(valid, values, current), valid
+
+    def describe(self):
+        return (self.low, self.high)
+
+
+class DiscreteSpace:
+    """An ordered list of values: numbers, or codes of categories."""
+
+    def __init__(self, values, direction, rank_of_code=None):
+        self.values = np.asarray(values, dtype=float)
+        self.direction = direction
+        # categorical features: rank of each category code in the list (-1:
+        # not in it); the last slot is the missing value.
+        self.rank_of_code = rank_of_code
+
+    def interpolate(self, keys, current):
+        n_all = self.values.shape[0]
+        if self.direction == "any":
+            start = np.zeros(current.shape, dtype=np.intp)
+            n = np.full(current.shape, n_all, dtype=np.intp)
+        elif self.rank_of_code is None:
+            if self.direction == "increase":
+                start = np.searchsorted(self.values, current, side="right")
+                n = n_all - start
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                n = np.searchsorted(self.values, current, side="left")
+            n = np.where(np.isnan(current), 0, n)
+        else:
+            codes = np.where(np.isnan(current), self.rank_of_code.shape[0] - 1, current)
+            rank = self.rank_of_code[codes.astype(np.intp)]
+            if self.direction == "increase":
+                start = rank + 1
+                n = np.where(rank >= 0, n_all - start, 0)
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                n = rank
+        valid = n >= 1
+        index = start + np.minimum((keys * n).astype(np.intp), n - 1)
+        values = self.values[np.clip(index, 0, n_all - 1)]
+        return np.where(valid, values, current), valid
+
+
+class CompiledAction:
+    """An action resolved against the columns: applies it to many candidates."""
+
+    def __init__(self, action, schema):
+        self.action = action
+        self.name = action.name
+        self.feature = schema.column(action.feature, what=f"Action {action.name!r}:")
+        self.effects = []
+        for target, fn in (action.effects or {}).items():
+            k = schema.column(target, what=f"Action {action.name!r}: effect on")
+            self.effects.append((k, target, fn))
+        self.affects = [self.feature, *(k for k, _, _ in self.effects)]
+        self.is_categorical = bool(schema.is_categorical[self.feature])
+        self.space = self._compile_space(action, schema)
+        self.cost = action.cost
+        self.precondition = action.precondition
+        self.postcondition = action.postcondition
+        self.schema = schema
+        self.default_scale = self._default_scale(schema)
+
+    # -- value space -------------------------------------------------- #
+    def _compile_space(self, action, schema):
+        j = self.feature
+        values, direction = action.values, action.direction
+        if self.is_categorical:
+            if isinstance(values, tuple):
+                raise ValueError(
+                    f"Action {action.name!r}: feature {action.feature!r} is "
+                    "categorical; a (low, high) range needs a numeric feature. "
+                    "Give a list of categories instead."
+                )
+            if action.step is not None:
+                raise ValueError(
+                    f"Action {action.name!r}: step only applies to numeric features."
+                )
+            if values is None:
+                labels = schema.observed[j]
+                if direction != "any" and not schema.ordered[j]:
+                    raise ValueError(
+                        f"Action {action.name!r}: direction={direction!r} needs "
+                        f"ordered categories, but {action.feature!r} is unordered. "
+                        "Give values as a list in order, or use an ordered "
+                        "pandas Categorical."
+                    )
+            elif _is_listlike(values):
+                labels = list(values)
+            else:
+                labels = [values]
+            for label in labels:
+                schema.add_category(j, label)
+            codes = schema.encode_labels(j, labels, what=f"Action {action.name!r}")
+            rank = np.full(len(schema.categories[j]) + 1, -1, dtype=np.intp)
+            rank[codes.astype(np.intp)] = np.arange(len(codes))
+            return DiscreteSpace(codes, direction, rank)
+        # numeric feature
+        if values is None:
+            step = action.step
+            if step is None and schema.is_integer[j]:
+                step = 1.0
+            return RangeSpace(schema.low[j], schema.high[j], direction, step)
+        if isinstance(values, tuple):
+            return RangeSpace(values[0], values[1], direction, action.step)
+        items = list(values) if _is_listlike(values) else [values]
+        try:
+            numbers = np.array(items, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"Action {action.name!r}: feature {action.feature!r} is numeric, "
+                f"but the values {items!r} are not all numbers."
+            ) from None
+        if not np.all(np.isfinite(numbers)):
+            raise ValueError(f"Action {action.name!r}: values must be finite.")
+        if action.step is not None:
+            raise ValueError(
+                f"Action {action.name!r}: step only applies to a (low, high) range "
+                "or a learned range."
+            )
+        return DiscreteSpace(np.sort(numbers), direction)
+
+    def _default_scale(self, schema):
+        if self.is_categorical or not isinstance(self.space, RangeSpace):
+            if isinstance(self.space, DiscreteSpace) and not self.is_categorical:
+                span = np.ptp(self.space.values) if self.space.values.size > 1 else 0
+                return None if span == 0 else float(span)
+            return None
+        return self.space.span if self.space.span > 0 else None
+
+    def resolved_values(self, schema):
+        """The value space in the user's terms (for ``actions_``)."""
+        if isinstance(self.space, RangeSpace):
+            return self.space.describe()
+        j = self.feature
+        return [schema.decode_value(j, v) for v in self.space.values]
+
+    # -- application -------------------------------------------------- #
+    def apply(self, before, keys):
+        """Apply the action to candidates ``before`` (rows) with value ``keys``.
+
+        Returns the states after the step, the efforts and which steps are valid.
+        """
+        schema = self.schema
+        n = before.shape[0]
+        j = self.feature
+        new_values, valid = self.space.interpolate(keys, before[:, j])
+        view_before = schema.view(before)
+        if self.precondition is not None:
+            valid &= _as_array(
+                self.precondition(view_before), n, f"{self.name!r} precondition", bool
+            )
+        after = before.copy()
+        after[:, j] = new_values
+        view_after = schema.view(after)
+        for k, target, fn in self.effects:
+            out = _as_array(
+                fn(view_before, view_after),
+                n,
+                f"{self.name!r} effect on {target!r}",
+                object if schema.is_categorical[k] else float,
+            )
+            if schema.is_categorical[k]:
+                out = schema.encode_labels(
+                    k, out, what=f"Action {self.name!r} effect on {target!r}"
+                )
+            after[:, k] = out
+        if self.cost is None:
+            if self.default_scale is None:
+                effort = np.ones(n)
+            else:
+                effort = np.abs(after[:, j] - before[:, j]) / self.default_scale
+        else:
+            effort = _as_array(
+                self.cost(view_before, view_after), n, f"{self.name!r} cost", float
+            )
+            bad = ~(effort >= 0)
+            if bad.any():
+                raise ValueError(
+                    f"Action {self.name!r}: cost must return non-negative numbers, "
+                    f"got {effort[bad][:3].tolist()}."
+                )
+        if self.postcondition is not None:
+            valid &= _as_array(
+                self.postcondition(view_before, view_after),
+                n,
+                f"{self.name!r} postcondition",
+                bool,
+            )
+        return after, effort, valid
+
+
+def _as_array(result, n, what, dtype):
+    """Check a user callable returned one value per candidate (or a scalar)."""
+    try:
+        if isinstance(result, pd.Series | pd.Index):
+            result = result.to_numpy()
+        array = np.asarray(result, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{what} must return {np.dtype(dtype).name} values, one per "
+            f"candidate; got {type(result).__name__} ({exc})."
+        ) from None
+    if array.ndim == 0:
+        return np.full(n, array.item(), dtype=dtype)
+    if array.shape != (n,):
+        raise ValueError(
+            f"{what} must return a 1-D array with one value per candidate "
+            f"(shape ({n},)), got shape {array.shape}."
+        )
+    return array
