@@ -6,16 +6,21 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_feature_names_in,
+    check_is_fitted,
+    validate_data,
+)
 from tqdm.auto import tqdm
 
 from sklearn_cscf._frames import (
@@ -35,7 +40,7 @@ from sklearn_cscf.actions import Action, CompiledAction
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
 
-class SequentialCounterfactualExplainer(BaseEstimator):
+class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     """Consequence-aware sequential counterfactuals (CSCF).
 
     For each instance that a classifier does not assign to the target class,
@@ -292,6 +297,11 @@ class SequentialCounterfactualExplainer(BaseEstimator):
     def _resolve_target(self):
         classes = self.classes_
         target = self.target_class
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"The classifier knows only one class ({classes.tolist()}); "
+                "counterfactuals need at least two classes."
+            )
         if target is None or (isinstance(target, str) and target == "opposite"):
             if classes.shape[0] != 2:
                 raise ValueError(
@@ -386,15 +396,17 @@ class SequentialCounterfactualExplainer(BaseEstimator):
         ]
         needing = predicted != targets
         parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-        found = iter(
-            tqdm(
-                parallel(tasks),
-                total=len(tasks),
-                disable=not self.verbose,
-                desc="Explaining",
-                unit="instance",
-            )
-        )
+        found = []
+        with tqdm(
+            total=len(tasks),
+            disable=not self.verbose,
+            desc="Explaining",
+            unit="instance",
+        ) as progress:
+            for result in parallel(tasks):
+                found.append(result)
+                progress.update()
+        found = iter(found)
         results = [
             next(found)
             if need
@@ -450,18 +462,36 @@ class SequentialCounterfactualExplainer(BaseEstimator):
 
         Returns
         -------
-        DataFrame
-            Same columns and index as ``X``: the row itself where it is already
-            of the target class, NaN where no sequence was found.
+        DataFrame or ndarray
+            Same columns and index as ``X`` (an array when ``X`` is one): the
+            row itself where it is already of the target class, NaN where no
+            sequence was found.
         """
         X, index, results = self._explain_results(X)
-        states = np.full((len(results), self._schema.n_features), np.nan)
+        states = self._schema.missing_states(len(results))
         for r, result in enumerate(results):
             if result.status == STATUS_ALREADY_TARGET:
                 states[r] = result.x0
             elif result.status == STATUS_OK:
                 states[r] = result.final_state(0)
+        if not isinstance(X, pd.DataFrame):
+            return self._schema.to_model_input(states)
         return self._schema.to_frame(states, index=index)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the columns of :meth:`transform`: the input features.
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Must match ``feature_names_in_`` when given.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self)
+        return _check_feature_names_in(self, input_features)
 
     def score(self, X, y=None):
         """Share of the rows needing recourse for which a sequence was found.
@@ -487,7 +517,8 @@ class SequentialCounterfactualExplainer(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
+        # missing values are kept as they are: the classifier decides
+        tags.input_tags.allow_nan = _estimator_allows_nan(self.estimator)
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.target_tags.required = False
@@ -537,6 +568,11 @@ def _instance_seed(entropy, x0, target):
 def _as_2d(X):
     if isinstance(X, pd.DataFrame):
         return X
+    if sp.issparse(X):
+        raise TypeError(
+            "Sparse data is not supported: pass a dense array or a DataFrame "
+            "holding the raw features the classifier takes."
+        )
     if isinstance(X, pd.Series):
         raise ValueError(
             "X is a Series; pass a DataFrame (e.g. series.to_frame().T for one row)."
@@ -544,8 +580,9 @@ def _as_2d(X):
     array = np.asarray(X)
     if array.ndim != 2:
         raise ValueError(
-            f"X must be 2-dimensional (n_samples, n_features), got shape "
-            f"{array.shape}; use X.reshape(1, -1) for a single row."
+            f"Expected a 2-dimensional X (n_samples, n_features), got shape "
+            f"{array.shape}. Reshape your data, e.g. X.reshape(1, -1) for a "
+            "single row."
         )
     return array
 
@@ -561,6 +598,15 @@ def _is_fitted(estimator):
         # not a scikit-learn estimator: trust it when it looks fitted
         return hasattr(estimator, "classes_")
     return True
+
+
+def _estimator_allows_nan(estimator):
+    if estimator is None:  # the default gradient boosting handles NaN
+        return True
+    try:
+        return get_tags(estimator).input_tags.allow_nan
+    except (AttributeError, TypeError, ValueError):
+        return True
 
 
 def _default_estimator(schema, random_state):

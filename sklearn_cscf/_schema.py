@@ -31,6 +31,12 @@ def _is_numeric_column(values):
     )
 
 
+def _reject_complex(values, name):
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: column {name!r} is complex.")
+
+
 def _is_missing(value):
     return value is None or (isinstance(value, float) and np.isnan(value))
 
@@ -75,6 +81,7 @@ class FeatureSchema:
         self.ordered = np.zeros(n_features, dtype=bool)
         self.dtypes = [getattr(col, "dtype", None) for col in columns]
         for j, col in enumerate(columns):
+            _reject_complex(col, self.names[j])
             if _is_numeric_column(col):
                 values = np.asarray(col, dtype=float)
                 finite = values[np.isfinite(values)]
@@ -89,6 +96,7 @@ class FeatureSchema:
                 self._learn_categories(j, col)
         self._lookup = [None] * n_features
         self._labels = [None] * n_features
+        self._str_labels = [None] * n_features
         self._refresh_lookups()
 
     def _learn_categories(self, j, col):
@@ -114,9 +122,14 @@ class FeatureSchema:
     def _refresh_lookups(self):
         for j in np.flatnonzero(self.is_categorical):
             cats = self.categories[j]
-            self._lookup[j] = {c: k for k, c in enumerate(cats)}
-            # the last slot decodes the NaN code (a missing value)
+            self._lookup[j] = pd.Index(cats, dtype=object)
+            # code -1 (a missing value) picks the last slot
             self._labels[j] = np.array([*cats, np.nan], dtype=object)
+            # string categories decode to a fixed-width str array, whose
+            # comparisons (x["job"] == "clerk") are several times faster
+            self._str_labels[j] = (
+                np.array(cats, dtype=str) if all(type(c) is str for c in cats) else None
+            )
 
     # ------------------------------------------------------------------ #
     @property
@@ -139,42 +152,49 @@ class FeatureSchema:
 
     def add_category(self, j, label):
         """Append a category an action introduces (e.g. an unobserved target)."""
-        if label not in self._lookup[j]:
+        if label not in self._lookup[j] and not _is_missing(label):
             self.categories[j].append(label)
             self._refresh_lookups()
 
     def encode_labels(self, j, labels, *, what):
-        """Codes (float) of raw labels of categorical feature ``j``."""
-        lookup = self._lookup[j]
+        """Codes (float; -1 for a missing value) of labels of categorical ``j``."""
         labels = np.asarray(labels, dtype=object).ravel()
-        codes = np.empty(labels.shape[0], dtype=float)
-        for k, label in enumerate(labels):
-            if _is_missing(label) or label is pd.NA:
-                codes[k] = np.nan
-                continue
-            code = lookup.get(label)
-            if code is None:
+        codes = self._lookup[j].get_indexer(labels)
+        unknown = codes < 0
+        if unknown.any():
+            missing = pd.isna(labels)
+            unknown &= ~missing
+            if unknown.any():
                 raise ValueError(
-                    f"{what}: {label!r} is not a known category of feature "
-                    f"{self.names[j]!r}; known categories are {self.categories[j]}."
+                    f"{what}: {labels[unknown][0]!r} is not a known category of "
+                    f"feature {self.names[j]!r}; known categories are "
+                    f"{self.categories[j]}."
                 )
-            codes[k] = code
-        return codes
+        return codes.astype(float)
 
     def decode_column(self, j, column):
         """Raw values of feature ``j`` from its encoded column."""
         if not self.is_categorical[j]:
             return column
-        codes = np.where(np.isnan(column), len(self.categories[j]), column)
-        return self._labels[j][codes.astype(np.intp)]
+        codes = column.astype(np.intp)
+        labels = self._str_labels[j]
+        if labels is not None and (codes.size == 0 or codes.min() >= 0):
+            return labels[codes]
+        return self._labels[j][codes]
 
     def decode_value(self, j, value):
         """One raw value (a number or a category label)."""
         if not self.is_categorical[j]:
             return float(value)
-        if np.isnan(value):
+        if value < 0:
             return np.nan
         return self.categories[j][int(value)]
+
+    def missing_states(self, n):
+        """``n`` rows of missing values (NaN; code -1 for categories)."""
+        states = np.full((n, self.n_features), np.nan)
+        states[:, self.is_categorical] = -1.0
+        return states
 
     # ------------------------------------------------------------------ #
     def encode(self, X):
@@ -186,6 +206,7 @@ class FeatureSchema:
             columns = [X[:, j] for j in range(X.shape[1])]
         encoded = np.empty((len(columns[0]) if columns else 0, self.n_features))
         for j, col in enumerate(columns):
+            _reject_complex(col, self.names[j])
             if self.is_categorical[j]:
                 encoded[:, j] = self.encode_labels(
                     j, np.asarray(col, dtype=object), what="X"
@@ -204,7 +225,11 @@ class FeatureSchema:
         """Rows in the raw form the classifier was trained on."""
         if not self.is_frame:
             if not self.is_categorical.any():
-                return states.astype(self.array_dtype, copy=False)
+                # float states stay float: casting to an integer dtype would
+                # silently truncate interpolated values (and NaN)
+                if self.array_dtype.kind == "f":
+                    return states.astype(self.array_dtype, copy=False)
+                return states
             out = np.empty(states.shape, dtype=object)
             for j in range(self.n_features):
                 out[:, j] = self.decode_column(j, states[:, j])
@@ -216,9 +241,9 @@ class FeatureSchema:
             if not self.is_categorical[j]:
                 data[name] = column
             elif isinstance(dtype, pd.CategoricalDtype):
-                codes = np.where(np.isnan(column), -1, column).astype(np.int64)
+                codes = column.astype(np.int64)
                 data[name] = pd.Categorical.from_codes(
-                    codes, dtype=self.categorical_dtype(j)
+                    codes, dtype=self.categorical_dtype(j), validate=False
                 )
             else:
                 data[name] = self.decode_column(j, column)
@@ -244,8 +269,20 @@ class FeatureSchema:
                     values = pd.Categorical(values, dtype=self.categorical_dtype(j))
                 data[name] = values
             else:
-                data[name] = states[:, j]
+                data[name] = self._restore_integers(j, states[:, j])
         return pd.DataFrame(data, index=index, columns=self.names)
+
+    def _restore_integers(self, j, column):
+        """Back to the column's integer dtype where every value is whole."""
+        dtype = self.dtypes[j]
+        if (
+            dtype is not None
+            and dtype.kind in "iu"
+            and np.all(np.isfinite(column))
+            and np.all(column == np.round(column))
+        ):
+            return column.astype(dtype)
+        return column
 
     def view(self, states):
         """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
@@ -260,23 +297,37 @@ class StateView(Mapping):
     features give floats; categorical features give their labels.
     """
 
-    __slots__ = ("_schema", "_states")
+    __slots__ = ("_schema", "_states", "_cache")
 
     def __init__(self, schema, states):
         self._schema = schema
+        # a read-only view: numeric columns handed out cannot be written to,
+        # yet still show later writes to ``states`` (effects fill ``after``)
+        if states.flags.writeable:
+            states = states.view()
+            states.flags.writeable = False
         self._states = states
+        self._cache = {}
 
     def __getitem__(self, name):
-        j = self._schema.index.get(name) if _hashable(name) else None
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable
+            raise KeyError(name) from None
+        j = self._schema.index.get(name)
         if j is None:
             raise KeyError(
                 f"{name!r} is not a feature; the features are {self._schema.names}."
             )
         column = self._schema.decode_column(j, self._states[:, j])
-        if column.base is not None:
-            column = column.view()
-            column.flags.writeable = False
+        self._cache[name] = column
         return column
+
+    def forget(self, name):
+        """Drop the decoded column ``name`` after its states were changed."""
+        self._cache.pop(name, None)
 
     def __iter__(self):
         return iter(self._schema.names)
@@ -286,11 +337,3 @@ class StateView(Mapping):
 
     def __repr__(self):
         return f"StateView(n_candidates={self._states.shape[0]})"
-
-
-def _hashable(name):
-    try:
-        hash(name)
-    except TypeError:
-        return False
-    return True

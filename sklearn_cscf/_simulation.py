@@ -65,22 +65,44 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False):
     discount = np.ones((n, n_actions))
     new_values = np.full((n, n_actions), np.nan)
     violations = np.zeros(n, dtype=np.intp)
+    features = np.array([action.feature for action in actions], dtype=np.intp)
     states = None
     if record:
         states = np.empty((n, n_actions + 1, x0.shape[0]))
         states[:] = x0
     for t in range(int(lengths.max(initial=0))):
+        # candidates still acting at step t, grouped by the action they apply
         rows = np.flatnonzero(lengths > t)
         used = order[rows, t]
-        discount[rows, t] = graph.step_discounts(state[rows], used)
-        for i in np.unique(used):
-            selected = rows[used == i]
-            action = actions[i]
-            after, b, valid = action.apply(state[selected], values[selected, i])
-            state[selected] = after
-            effort[selected, t] = b
-            new_values[selected, t] = after[:, action.feature]
-            violations[selected] += ~valid
+        by_action = np.argsort(used, kind="stable")
+        rows, used = rows[by_action], used[by_action]
+        starts = np.flatnonzero(used[1:] != used[:-1]) + 1
+        starts = np.concatenate(([0], starts)) if used.size else starts
+        groups = used[starts]
+        ends = np.append(starts[1:], used.shape[0])
+        before = state[rows]
+        before.flags.writeable = False  # user callables only read states
+        step_keys = values[rows, used]
+        after = np.empty_like(before)
+        step_effort = np.empty(rows.shape[0])
+        step_valid = np.empty(rows.shape[0], dtype=bool)
+        for i, start, end in zip(groups.tolist(), starts.tolist(), ends.tolist()):
+            block = slice(start, end)
+            actions[i].apply_into(
+                before[block],
+                step_keys[block],
+                after[block],
+                step_effort[block],
+                step_valid[block],
+            )
+        state[rows] = after
+        effort[rows, t] = step_effort
+        if t == 0:  # every candidate starts from x0: evaluate tau once
+            discount[rows, t] = graph.discounts(x0[None, :], used, groups)
+        else:
+            discount[rows, t] = graph.discounts(before, used, groups)
+        new_values[rows, t] = after[np.arange(rows.shape[0]), features[used]]
+        violations[rows] += ~step_valid
         if record:
             states[:, t + 1] = state
     return Trajectories(

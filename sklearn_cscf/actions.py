@@ -237,22 +237,28 @@ class RangeSpace:
 
     def interpolate(self, keys, current):
         """Values for keys in [0, 1] given current values; and which are valid."""
-        lo = np.full(current.shape, self.low)
-        hi = np.full(current.shape, self.high)
-        if self.direction == "increase":
-            lo = np.maximum(lo, current)
-        elif self.direction == "decrease":
-            hi = np.minimum(hi, current)
-        valid = lo <= hi  # False where current is NaN
-        if self.step is None:
-            values = lo + keys * (hi - lo)
+        if self.direction == "any":
+            low, width = self.low, self.span
+            valid = np.ones(current.shape, dtype=bool)
+        elif self.direction == "increase":
+            low = np.maximum(current, self.low)
+            width = self.high - low
+            valid = width >= 0  # False where current is NaN
         else:
-            k_lo = np.ceil((lo - self.low) / self.step - 1e-9)
-            k_hi = np.floor((hi - self.low) / self.step + 1e-9)
-            n = k_hi - k_lo + 1
-            valid &= n >= 1
-            k = k_lo + np.minimum(np.floor(keys * n), n - 1)
+            low = self.low
+            width = np.minimum(current, self.high) - low
+            valid = width >= 0
+        if self.step is None:
+            values = low + keys * width
+        else:
+            k_low = np.ceil((low - self.low) / self.step - 1e-9)
+            k_high = np.floor((low + width - self.low) / self.step + 1e-9)
+            n = k_high - k_low + 1
+            valid = valid & (n >= 1)
+            k = k_low + np.minimum(np.floor(keys * n), n - 1)
             values = self.low + k * self.step
+        if self.direction == "any" and self.step is None:
+            return values, valid
         return np.where(valid, values, current), valid
 
     def describe(self):
@@ -272,24 +278,26 @@ class DiscreteSpace:
     def interpolate(self, keys, current):
         n_all = self.values.shape[0]
         if self.direction == "any":
-            start = np.zeros(current.shape, dtype=np.intp)
-            n = np.full(current.shape, n_all, dtype=np.intp)
-        elif self.rank_of_code is None:
+            index = np.minimum((keys * n_all).astype(np.intp), n_all - 1)
+            return self.values[index], np.ones(current.shape, dtype=bool)
+        if self.rank_of_code is None:
             if self.direction == "increase":
                 start = np.searchsorted(self.values, current, side="right")
                 n = n_all - start
             else:
-                start = np.zeros(current.shape, dtype=np.intp)
+                start = 0
                 n = np.searchsorted(self.values, current, side="left")
             n = np.where(np.isnan(current), 0, n)
         else:
-            codes = np.where(np.isnan(current), self.rank_of_code.shape[0] - 1, current)
-            rank = self.rank_of_code[codes.astype(np.intp)]
+            # the last slot (-1) serves missing values (code -1) and categories
+            # added by actions compiled after this one: neither is in the list
+            last = self.rank_of_code.shape[0] - 1
+            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
             if self.direction == "increase":
                 start = rank + 1
                 n = np.where(rank >= 0, n_all - start, 0)
             else:
-                start = np.zeros(current.shape, dtype=np.intp)
+                start = 0
                 n = rank
         valid = n >= 1
         index = start + np.minimum((keys * n).astype(np.intp), n - 1)
@@ -316,6 +324,13 @@ class CompiledAction:
         self.postcondition = action.postcondition
         self.schema = schema
         self.default_scale = self._default_scale(schema)
+        # names of the user callables for error messages
+        self._what = {
+            "pre": f"Action {self.name!r}: precondition",
+            "post": f"Action {self.name!r}: postcondition",
+            "cost": f"Action {self.name!r}: cost",
+            **{t: f"Action {self.name!r}: effect on {t!r}" for _, t, _ in self.effects},
+        }
 
     # -- value space -------------------------------------------------- #
     def _compile_space(self, action, schema):
@@ -397,57 +412,68 @@ class CompiledAction:
 
         Returns the states after the step, the efforts and which steps are valid.
         """
+        n = before.shape[0]
+        after = np.empty_like(before)
+        effort = np.empty(n)
+        valid = np.empty(n, dtype=bool)
+        self.apply_into(before, keys, after, effort, valid)
+        return after, effort, valid
+
+    def apply_into(self, before, keys, after, effort, valid):
+        """:meth:`apply`, writing into the arrays ``after``, ``effort``, ``valid``."""
         schema = self.schema
         n = before.shape[0]
         j = self.feature
-        new_values, valid = self.space.interpolate(keys, before[:, j])
+        new_values, valid[:] = self.space.interpolate(keys, before[:, j])
         view_before = schema.view(before)
         if self.precondition is not None:
             valid &= _as_array(
-                self.precondition(view_before), n, f"{self.name!r} precondition", bool
+                self.precondition(view_before), n, self._what["pre"], bool
             )
-        after = before.copy()
+        after[:] = before
         after[:, j] = new_values
         view_after = schema.view(after)
         for k, target, fn in self.effects:
+            categorical = schema.is_categorical[k]
             out = _as_array(
                 fn(view_before, view_after),
                 n,
-                f"{self.name!r} effect on {target!r}",
-                object if schema.is_categorical[k] else float,
+                self._what[target],
+                object if categorical else float,
             )
-            if schema.is_categorical[k]:
-                out = schema.encode_labels(
-                    k, out, what=f"Action {self.name!r} effect on {target!r}"
-                )
+            if categorical:
+                out = schema.encode_labels(k, out, what=self._what[target])
             after[:, k] = out
+            view_after.forget(target)
         if self.cost is None:
             if self.default_scale is None:
-                effort = np.ones(n)
+                effort[:] = 1.0
             else:
-                effort = np.abs(after[:, j] - before[:, j]) / self.default_scale
+                np.divide(
+                    np.abs(after[:, j] - before[:, j]), self.default_scale, out=effort
+                )
         else:
-            effort = _as_array(
-                self.cost(view_before, view_after), n, f"{self.name!r} cost", float
+            effort[:] = _as_array(
+                self.cost(view_before, view_after), n, self._what["cost"], float
             )
-            bad = ~(effort >= 0)
-            if bad.any():
+            if n and not effort.min() >= 0:  # also catches NaN
                 raise ValueError(
                     f"Action {self.name!r}: cost must return non-negative numbers, "
-                    f"got {effort[bad][:3].tolist()}."
+                    f"got {effort[~(effort >= 0)][:3].tolist()}."
                 )
         if self.postcondition is not None:
             valid &= _as_array(
                 self.postcondition(view_before, view_after),
                 n,
-                f"{self.name!r} postcondition",
+                self._what["post"],
                 bool,
             )
-        return after, effort, valid
 
 
 def _as_array(result, n, what, dtype):
     """Check a user callable returned one value per candidate (or a scalar)."""
+    if type(result) is np.ndarray and result.shape == (n,) and result.dtype == dtype:
+        return result
     try:
         if isinstance(result, pd.Series | pd.Index):
             result = result.to_numpy()

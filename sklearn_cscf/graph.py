@@ -164,8 +164,8 @@ def _n_rows(state):
 
 def _check_tau(values, n, source, target):
     values = _as_array(values, n, f"tau of edge {source!r} -> {target!r}", float)
-    bad = ~((values >= -1e-12) & (values <= 1 + 1e-12))
-    if bad.any():
+    if n and not (values.min() >= -1e-12 and values.max() <= 1 + 1e-12):
+        bad = ~((values >= -1e-12) & (values <= 1 + 1e-12))
         raise ValueError(
             f"tau of edge {source!r} -> {target!r} must return values in [0, 1], "
             f"got {values[bad][:3].tolist()}."
@@ -200,28 +200,54 @@ class CompiledGraph:
             names = {schema.names[k] for k in action.affects}
             for c, h in enumerate(targets):
                 weights[i, c] = h in names
+        # the targets each action needs, as bits of an int (cheap to combine)
+        self.target_bits = [
+            sum(1 << c for c in np.flatnonzero(row).tolist()) for row in weights
+        ]
         counts = weights.sum(axis=1, keepdims=True)
         self.has_target = counts[:, 0] > 0
         self.weights = np.divide(
             weights, counts, out=np.zeros_like(weights), where=counts > 0
         )
+        self.extended_weights = np.column_stack([self.weights, ~self.has_target])
 
-    def step_discounts(self, before, actions):
-        """Discount of action ``actions[r]`` applied to state ``before[r]``."""
-        n = before.shape[0]
-        discount = np.ones(n)
+    def feature_discounts(self, before, actions):
+        """Eq. 1 for every target the given actions need, on states ``before``.
+
+        Returns an array of shape (n, n_targets + 1) (the last column is
+        spare), or ``None`` without targets.
+        """
         if not self.targets:
-            return discount
-        needed = self.weights[actions].any(axis=0)
+            return None
+        n = before.shape[0]
         view = self.schema.view(before)
-        feature_discounts = np.zeros((n, len(self.targets)))
-        for c in np.flatnonzero(needed):
+        discounts = np.zeros((n, len(self.targets) + 1))
+        needed = 0
+        for action in actions.tolist():
+            needed |= self.target_bits[action]
+        for c in range(len(self.targets)):
+            if not needed >> c & 1:
+                continue
             total = np.zeros(n)
             for source, tau in self.incoming[c]:
                 total += _check_tau(tau(view), n, source, self.targets[c])
-            feature_discounts[:, c] = total / len(self.incoming[c])
-        has = self.has_target[actions]
-        discount[has] = np.einsum(
-            "ij,ij->i", feature_discounts[has], self.weights[actions[has]]
-        )
-        return discount
+            discounts[:, c] = total / len(self.incoming[c])
+        return discounts
+
+    def discounts(self, before, actions, used=None):
+        """Eq. 2: the discount of action ``actions[r]`` applied to ``before[r]``.
+
+        ``used`` (the distinct actions) may be given to save recomputing it.
+        """
+        if not self.targets:
+            return np.ones(before.shape[0])
+        if used is None:
+            used = np.unique(actions)
+        feature_discounts = self.feature_discounts(before, used)
+        # a spare column of ones gives g = 1 to actions without targets
+        feature_discounts[:, -1] = 1.0
+        return np.einsum("ij,ij->i", feature_discounts, self.extended_weights[actions])
+
+    def step_discounts(self, before, actions):
+        """Discount of action ``actions[r]`` applied to state ``before[r]``."""
+        return self.discounts(before, actions)
