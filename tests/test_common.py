@@ -1,0 +1,48 @@
+"""scikit-learn's common estimator checks, with a small search budget."""
+
+import functools
+
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import estimator_checks_generator
+
+from sklearn_cscf import SequentialCounterfactualExplainer
+
+# The checks train on data with classes {0, 1, 2} or {1, 2}: class 1 exists in
+# all of them, and a multiclass problem needs an explicit target class. An
+# unfitted logistic regression is cloned and fitted in fit: quick to train.
+EXPLAINER = SequentialCounterfactualExplainer(
+    LogisticRegression(),
+    target_class=1,
+    population_size=10,
+    n_generations=2,
+    random_state=0,
+)
+
+
+def _name(check):
+    while isinstance(check, functools.partial):
+        check = check.func
+    return check.__name__
+
+
+# The array API check needs SCIPY_ARRAY_API and array-API namespaces; the
+# explainer works on raw mixed-type rows (pandas), never on array-API arrays.
+CHECKS = [
+    (estimator, check)
+    for estimator, check in estimator_checks_generator(EXPLAINER)
+    if _name(check) != "check_array_api_input"
+]
+
+
+@pytest.mark.parametrize(
+    "estimator, check", CHECKS, ids=[_name(check) for _, check in CHECKS]
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_the_common_checks_are_collected():
+    names = {_name(check) for _, check in CHECKS}
+    # the explainer is checked as an estimator and as a transformer
+    assert {"check_fit_check_is_fitted", "check_transformer_general"} <= names
