@@ -1,0 +1,72 @@
+"""Every example under examples/ runs (with a tiny budget) and writes its output."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+REQUIRED_COLUMNS = [
+    "instance",
+    "solution",
+    "step",
+    "action",
+    "feature",
+    "old_value",
+    "new_value",
+    "effort",
+    "discount",
+    "cost",
+    "target_proba",
+    "sequence_cost",
+    "sequence_effort",
+    "gower_distance",
+    "length",
+    "status",
+]
+
+
+def test_quickstart_writes_explanations(tmp_path):
+    n_instances = 2
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "quickstart.py"),
+            "--n-instances",
+            str(n_instances),
+            "--population-size",
+            "30",
+            "--generations",
+            "5",
+            "--seed",
+            "0",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Applicant" in completed.stdout
+    output = tmp_path / "explanations.csv"
+    assert output.exists()
+    frame = pd.read_csv(output)
+    assert set(REQUIRED_COLUMNS) <= set(frame.columns)
+    assert frame["instance"].nunique() == n_instances
+    assert frame.groupby("instance").size().min() >= 1
+    assert set(frame["status"]) <= {"ok", "no_counterfactual", "already_target"}
+
+
+def test_quickstart_rejects_bad_options(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "quickstart.py"), "--n-instances", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode != 0
+    assert "--n-instances" in completed.stderr
+    assert not (tmp_path / "explanations.csv").exists()
