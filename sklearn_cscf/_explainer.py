@@ -21,6 +21,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
     validate_data,
 )
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from sklearn_cscf._frames import (
@@ -462,10 +463,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        DataFrame or ndarray
-            Same columns and index as ``X`` (an array when ``X`` is one): the
-            row itself where it is already of the target class, NaN where no
-            sequence was found.
+        DataFrame
+            Same columns and index as ``X`` (``0..n_features - 1`` and a
+            RangeIndex for an array): the row itself where it is already of
+            the target class, NaN where no sequence was found.
         """
         X, index, results = self._explain_results(X)
         states = self._schema.missing_states(len(results))
@@ -474,8 +475,6 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 states[r] = result.x0
             elif result.status == STATUS_OK:
                 states[r] = result.final_state(0)
-        if not isinstance(X, pd.DataFrame):
-            return self._schema.to_model_input(states)
         return self._schema.to_frame(states, index=index)
 
     def get_feature_names_out(self, input_features=None):
@@ -522,6 +521,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.target_tags.required = False
+        # transform returns a DataFrame of float (numeric) and label columns
+        tags.transformer_tags.preserves_dtype = []
         tags.non_deterministic = self.random_state is None
         return tags
 
@@ -535,12 +536,19 @@ def _explain_instance(x0, target, plan, seed):
     affects = affect_matrix(actions, schema.n_features)
     affects = affects[:, affects.any(axis=0)]
     problem = Problem(x0, target, actions, graph, schema, model, affects, settings)
-    outcome = run_brkga(problem, np.random.default_rng(seed))
-    result = InstanceResult(x0=x0, target=target, status=STATUS_NO_COUNTERFACTUAL)
-    if outcome.keys.shape[0]:
-        result = InstanceResult(
-            x0=x0, target=target, status=STATUS_OK, **describe_front(problem, outcome)
-        )
+    # One BLAS/OpenMP thread, as in joblib's workers: the classifier sees small
+    # batches (threads cost more than they give), and its numbers do not
+    # depend on n_jobs.
+    with threadpool_limits(limits=1):
+        outcome = run_brkga(problem, np.random.default_rng(seed))
+        result = InstanceResult(x0=x0, target=target, status=STATUS_NO_COUNTERFACTUAL)
+        if outcome.keys.shape[0]:
+            result = InstanceResult(
+                x0=x0,
+                target=target,
+                status=STATUS_OK,
+                **describe_front(problem, outcome),
+            )
     result.n_generations = outcome.n_generations
     result.classifier_seconds = model.seconds
     result.total_seconds = time.perf_counter() - start

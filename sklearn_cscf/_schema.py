@@ -97,6 +97,7 @@ class FeatureSchema:
         self._lookup = [None] * n_features
         self._labels = [None] * n_features
         self._str_labels = [None] * n_features
+        self._typed_labels = [None] * n_features
         self._refresh_lookups()
 
     def _learn_categories(self, j, col):
@@ -130,6 +131,7 @@ class FeatureSchema:
             self._str_labels[j] = (
                 np.array(cats, dtype=str) if all(type(c) is str for c in cats) else None
             )
+            self._typed_labels[j] = None  # built on first use
 
     # ------------------------------------------------------------------ #
     @property
@@ -246,8 +248,28 @@ class FeatureSchema:
                     codes, dtype=self.categorical_dtype(j), validate=False
                 )
             else:
-                data[name] = self.decode_column(j, column)
+                data[name] = self._model_column(j, column)
         return pd.DataFrame(data, copy=False)
+
+    def _model_column(self, j, column):
+        """Labels of categorical column ``j`` in the dtype it had in ``fit``."""
+        codes = column.astype(np.intp)
+        dtype = self.dtypes[j]
+        if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+            # e.g. pandas' str dtype: taking from the categories skips the
+            # element-wise inference a DataFrame would run on plain labels
+            if self._typed_labels[j] is None:
+                self._typed_labels[j] = pd.array(
+                    [*self.categories[j], None], dtype=dtype
+                )
+            return self._typed_labels[j].take(codes)
+        labels = self._labels[j][codes]
+        if dtype is not None and dtype.kind == "b" and codes.min(initial=0) >= 0:
+            return labels.astype(bool)
+        if dtype is not None and dtype.kind == "O":
+            # keep object labels as objects (a DataFrame would infer str)
+            return pd.Series(labels, dtype=object, copy=False)
+        return labels
 
     def categorical_dtype(self, j):
         """The pandas dtype of categorical column ``j`` (with added categories)."""

@@ -71,6 +71,7 @@ class Problem:
         self.affects = affects
         self.settings = settings
         self.n_keys = 2 * len(actions)
+        self.x0_taus = graph.edge_values(x0[None, :])
 
     def simulate(self, keys, record=False):
         return simulate(
@@ -80,6 +81,7 @@ class Problem:
             self.graph,
             max_length=self.settings.max_sequence_length,
             record=record,
+            x0_taus=self.x0_taus,
         )
 
     def evaluate(self, keys):

@@ -37,8 +37,14 @@ class Trajectories:
         return self.effort.sum(axis=1)
 
 
-def simulate(x0, keys, actions, graph, max_length=None, record=False):
+def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=None):
     """Decode ``keys`` and apply each sequence to the encoded instance ``x0``.
+
+    Candidates advance through their own sequences in batches: each batch
+    applies one action to every candidate whose next step it is. The action
+    picked next is the one most candidates are waiting for, which needs far
+    fewer batches (each one call of the action's callables) than going step
+    by step when the population shares similar orders.
 
     Parameters
     ----------
@@ -51,6 +57,8 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False):
     max_length : int, default=None
     record : bool, default=False
         Also keep the state after every step.
+    x0_taus : ndarray of shape (1, n_edges), default=None
+        ``graph.edge_values`` of ``x0``, when already known.
 
     Returns
     -------
@@ -65,46 +73,43 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False):
     discount = np.ones((n, n_actions))
     new_values = np.full((n, n_actions), np.nan)
     violations = np.zeros(n, dtype=np.intp)
-    features = np.array([action.feature for action in actions], dtype=np.intp)
     states = None
     if record:
         states = np.empty((n, n_actions + 1, x0.shape[0]))
         states[:] = x0
-    for t in range(int(lengths.max(initial=0))):
-        # candidates still acting at step t, grouped by the action they apply
-        rows = np.flatnonzero(lengths > t)
-        used = order[rows, t]
-        by_action = np.argsort(used, kind="stable")
-        rows, used = rows[by_action], used[by_action]
-        starts = np.flatnonzero(used[1:] != used[:-1]) + 1
-        starts = np.concatenate(([0], starts)) if used.size else starts
-        groups = used[starts]
-        ends = np.append(starts[1:], used.shape[0])
+    if x0_taus is None:
+        x0_taus = graph.edge_values(x0[None, :])
+    discounts = graph.tracker(x0_taus, n)
+    progress = np.zeros(n, dtype=np.intp)  # steps taken so far
+    waiting = np.flatnonzero(lengths > 0)
+    while waiting.size:
+        upcoming = order[waiting, progress[waiting]]
+        i = int(np.bincount(upcoming, minlength=n_actions).argmax())
+        rows = waiting[upcoming == i]
+        step = progress[rows]
+        action = actions[i]
         before = state[rows]
         before.flags.writeable = False  # user callables only read states
-        step_keys = values[rows, used]
         after = np.empty_like(before)
         step_effort = np.empty(rows.shape[0])
         step_valid = np.empty(rows.shape[0], dtype=bool)
-        for i, start, end in zip(groups.tolist(), starts.tolist(), ends.tolist()):
-            block = slice(start, end)
-            actions[i].apply_into(
-                before[block],
-                step_keys[block],
-                after[block],
-                step_effort[block],
-                step_valid[block],
-            )
+        action.apply_into(before, values[rows, i], after, step_effort, step_valid)
+        # tau is evaluated on the state before the step
+        discount[rows, step] = discounts.discount(state, rows, i)
         state[rows] = after
-        effort[rows, t] = step_effort
-        if t == 0:  # every candidate starts from x0: evaluate tau once
-            discount[rows, t] = graph.discounts(x0[None, :], used, groups)
-        else:
-            discount[rows, t] = graph.discounts(before, used, groups)
-        new_values[rows, t] = after[np.arange(rows.shape[0]), features[used]]
+        discounts.changed(rows, i)
+        effort[rows, step] = step_effort
+        new_values[rows, step] = after[:, action.feature]
         violations[rows] += ~step_valid
         if record:
-            states[:, t + 1] = state
+            states[rows, step + 1] = after
+        progress[rows] = step + 1
+        waiting = waiting[progress[waiting] < lengths[waiting]]
+    if record:
+        # past the end of a sequence its state stays the final one
+        positions = np.arange(n_actions + 1)
+        finished = positions[None, :] > lengths[:, None]
+        states[finished] = np.repeat(state, finished.sum(axis=1), axis=0)
     return Trajectories(
         order=order,
         lengths=lengths,

@@ -234,6 +234,8 @@ class RangeSpace:
         self.direction = direction
         self.step = step
         self.span = self.high - self.low
+        # with a step: grid points low + k * step, k = 0 .. top
+        self.top = None if step is None else float(np.floor(self.span / step + 1e-9))
 
     def interpolate(self, keys, current):
         """Values for keys in [0, 1] given current values; and which are valid."""
@@ -250,16 +252,22 @@ class RangeSpace:
             valid = width >= 0
         if self.step is None:
             values = low + keys * width
+            if self.direction == "any":
+                return values, valid
+            return np.where(valid, values, current), valid
+        top = self.top
+        if self.direction == "any":
+            k = np.minimum(np.floor(keys * (top + 1)), top)
+            return self.low + k * self.step, valid
+        if self.direction == "increase":
+            k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+            n = top + 1 - k_low
         else:
-            k_low = np.ceil((low - self.low) / self.step - 1e-9)
-            k_high = np.floor((low + width - self.low) / self.step + 1e-9)
-            n = k_high - k_low + 1
-            valid = valid & (n >= 1)
-            k = k_low + np.minimum(np.floor(keys * n), n - 1)
-            values = self.low + k * self.step
-        if self.direction == "any" and self.step is None:
-            return values, valid
-        return np.where(valid, values, current), valid
+            k_low = 0.0
+            n = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
+        valid &= n >= 1
+        k = k_low + np.minimum(np.floor(keys * n), n - 1)
+        return np.where(valid, self.low + k * self.step, current), valid
 
     def describe(self):
         return (self.low, self.high)
@@ -301,8 +309,8 @@ class DiscreteSpace:
                 n = rank
         valid = n >= 1
         index = start + np.minimum((keys * n).astype(np.intp), n - 1)
-        values = self.values[np.clip(index, 0, n_all - 1)]
-        return np.where(valid, values, current), valid
+        index[~valid] = 0  # any in-bounds index: these values are not used
+        return np.where(valid, self.values[index], current), valid
 
 
 class CompiledAction:
@@ -432,6 +440,8 @@ class CompiledAction:
             )
         after[:] = before
         after[:, j] = new_values
+        # user callables only read ``after``: writable again just for effects
+        after.flags.writeable = False
         view_after = schema.view(after)
         for k, target, fn in self.effects:
             categorical = schema.is_categorical[k]
@@ -443,7 +453,9 @@ class CompiledAction:
             )
             if categorical:
                 out = schema.encode_labels(k, out, what=self._what[target])
+            after.flags.writeable = True
             after[:, k] = out
+            after.flags.writeable = False
             view_after.forget(target)
         if self.cost is None:
             if self.default_scale is None:

@@ -176,78 +176,97 @@ def _check_tau(values, n, source, target):
 class CompiledGraph:
     """The graph resolved against the columns and the actions.
 
-    Computes, for one step of many candidates, the discount of the action each
-    candidate applies, evaluating each needed tau once on all candidates.
+    Eq. 1-2 become one weight per (action, edge): the discount of action ``i``
+    on a state is ``sum_e edge_weights[i, e] * tau_e(state)``, where an edge
+    into target ``h`` weighs ``1 / (number of edges into h)`` divided by the
+    number of ``i``'s affected features that have incoming edges.
     """
 
     def __init__(self, graph, schema, actions):
         self.schema = schema
-        for source, target, _ in graph.edges if graph is not None else []:
+        edges = graph.edges if graph is not None else []
+        for source, target, _ in edges:
             schema.column(source, what=f"Edge {source!r} -> {target!r}: source")
             schema.column(target, what=f"Edge {source!r} -> {target!r}: target")
-        targets = []
-        if graph is not None:
-            for action in actions:
-                for k in action.affects:
-                    name = schema.names[k]
-                    if graph.incoming(name) and name not in targets:
-                        targets.append(name)
-        self.targets = targets
-        self.incoming = [graph.incoming(h) for h in targets]
-        # weights[i, c]: share of target c in the discount of action i (Eq. 2)
-        weights = np.zeros((len(actions), len(targets)))
+        # only edges into a feature some action changes can matter
+        affected = {schema.names[k] for action in actions for k in action.affects}
+        self.edges = [(s, t, tau) for s, t, tau in edges if t in affected]
+        sources = [schema.index[s] for s, _, _ in self.edges]
+        n_into = {}
+        for _, target, _ in self.edges:
+            n_into[target] = n_into.get(target, 0) + 1
+        self.edge_weights = np.zeros((len(actions), len(self.edges)))
         for i, action in enumerate(actions):
-            names = {schema.names[k] for k in action.affects}
-            for c, h in enumerate(targets):
-                weights[i, c] = h in names
-        # the targets each action needs, as bits of an int (cheap to combine)
-        self.target_bits = [
-            sum(1 << c for c in np.flatnonzero(row).tolist()) for row in weights
+            names = [schema.names[k] for k in action.affects]
+            targets = [h for h in names if h in n_into]
+            for e, (_, target, _) in enumerate(self.edges):
+                if target in targets:
+                    self.edge_weights[i, e] = 1.0 / (n_into[target] * len(targets))
+        self.has_target = self.edge_weights.any(axis=1)
+        self.action_edges = [np.flatnonzero(row) for row in self.edge_weights]
+        # edges whose tau may change once action i has been applied
+        self.edges_changed_by = [
+            np.flatnonzero(np.isin(sources, action.affects)) for action in actions
         ]
-        counts = weights.sum(axis=1, keepdims=True)
-        self.has_target = counts[:, 0] > 0
-        self.weights = np.divide(
-            weights, counts, out=np.zeros_like(weights), where=counts > 0
-        )
-        self.extended_weights = np.column_stack([self.weights, ~self.has_target])
 
-    def feature_discounts(self, before, actions):
-        """Eq. 1 for every target the given actions need, on states ``before``.
-
-        Returns an array of shape (n, n_targets + 1) (the last column is
-        spare), or ``None`` without targets.
-        """
-        if not self.targets:
-            return None
-        n = before.shape[0]
-        view = self.schema.view(before)
-        discounts = np.zeros((n, len(self.targets) + 1))
-        needed = 0
-        for action in actions.tolist():
-            needed |= self.target_bits[action]
-        for c in range(len(self.targets)):
-            if not needed >> c & 1:
-                continue
-            total = np.zeros(n)
-            for source, tau in self.incoming[c]:
-                total += _check_tau(tau(view), n, source, self.targets[c])
-            discounts[:, c] = total / len(self.incoming[c])
-        return discounts
-
-    def discounts(self, before, actions, used=None):
-        """Eq. 2: the discount of action ``actions[r]`` applied to ``before[r]``.
-
-        ``used`` (the distinct actions) may be given to save recomputing it.
-        """
-        if not self.targets:
-            return np.ones(before.shape[0])
-        if used is None:
-            used = np.unique(actions)
-        feature_discounts = self.feature_discounts(before, used)
-        # a spare column of ones gives g = 1 to actions without targets
-        feature_discounts[:, -1] = 1.0
-        return np.einsum("ij,ij->i", feature_discounts, self.extended_weights[actions])
+    def edge_values(self, states, edges=None):
+        """``tau_e`` of each edge ``e`` (default: all) on each state."""
+        edges = range(len(self.edges)) if edges is None else edges
+        n = states.shape[0]
+        view = self.schema.view(states)
+        values = np.empty((n, len(edges)))
+        for column, e in enumerate(edges):
+            source, target, tau = self.edges[e]
+            values[:, column] = _check_tau(tau(view), n, source, target)
+        return values
 
     def step_discounts(self, before, actions):
         """Discount of action ``actions[r]`` applied to state ``before[r]``."""
-        return self.discounts(before, actions)
+        if not self.edges:
+            return np.ones(before.shape[0])
+        weights = self.edge_weights[actions]
+        needed = np.flatnonzero(weights.any(axis=0))
+        values = np.zeros(weights.shape)
+        values[:, needed] = self.edge_values(before, needed)
+        discount = np.einsum("ij,ij->i", values, weights)
+        return np.where(self.has_target[actions], discount, 1.0)
+
+    def tracker(self, x0_values, n):
+        """Discounts for ``n`` candidates starting from one instance.
+
+        ``x0_values``: :meth:`edge_values` of the instance (shape (1, n_edges)).
+        """
+        return DiscountTracker(self, x0_values, n)
+
+
+class DiscountTracker:
+    """Each candidate's tau values, recomputed only after their source changed.
+
+    Every candidate starts from the instance, whose tau values are known; a
+    tau is evaluated again only for the candidates whose state changed in the
+    edge's source feature since it was last evaluated.
+    """
+
+    def __init__(self, graph, x0_values, n):
+        self.graph = graph
+        self.values = np.repeat(x0_values, n, axis=0)
+        self.fresh = np.ones(self.values.shape, dtype=bool)
+
+    def discount(self, state, rows, action):
+        """Eq. 2 for ``action`` about to be applied to ``state[rows]``."""
+        graph = self.graph
+        if not graph.has_target[action]:
+            return 1.0
+        edges = graph.action_edges[action]
+        block = (rows[:, None], edges)
+        stale = rows[~self.fresh[block].all(axis=1)]
+        if stale.size:
+            self.values[stale[:, None], edges] = graph.edge_values(state[stale], edges)
+            self.fresh[stale[:, None], edges] = True
+        return self.values[rows] @ graph.edge_weights[action]
+
+    def changed(self, rows, action):
+        """``action`` was applied to ``rows``: their affected taus are stale."""
+        edges = self.graph.edges_changed_by[action]
+        if edges.size:
+            self.fresh[rows[:, None], edges] = False

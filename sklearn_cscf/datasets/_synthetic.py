@@ -98,13 +98,18 @@ off debt).
 """
 
 
+_SORTED_EDUCATION = np.array(sorted(EDUCATION))
+_LEVEL_OF_SORTED = np.array([EDUCATION.index(name) for name in sorted(EDUCATION)])
+
+
 def _education_level(labels):
     """Level 0..3 of education labels (unknown labels count as 0)."""
-    labels = np.asarray(labels)  # str arrays compare fast; no object cast
-    level = np.zeros(labels.shape, dtype=np.intp)
-    for k, name in enumerate(EDUCATION[1:], start=1):
-        level[labels == name] = k
-    return level
+    labels = np.asarray(labels, dtype=str)
+    # one binary search per label instead of one comparison per level
+    position = np.searchsorted(_SORTED_EDUCATION, labels)
+    position = np.minimum(position, len(EDUCATION) - 1)
+    known = _SORTED_EDUCATION[position] == labels
+    return np.where(known, _LEVEL_OF_SORTED[position], 0)
 
 
 def _pick(rng, probabilities):

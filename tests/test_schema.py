@@ -1,0 +1,103 @@
+"""The column schema: encoding, the rows the model sees, the views callables get."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_cscf._schema import FeatureSchema
+
+
+@pytest.fixture
+def mixed():
+    return pd.DataFrame(
+        {
+            "text": pd.array(["a", "b", None], dtype="string"),
+            "objects": pd.Series(["x", "y", "x"], dtype=object),
+            "flag": [True, False, True],
+            "level": pd.Categorical(
+                ["lo", "hi", "lo"], categories=["lo", "mid", "hi"], ordered=True
+            ),
+            "count": np.array([1, 2, 3], dtype=np.int64),
+            "amount": [0.5, 1.5, 2.5],
+        }
+    )
+
+
+def test_model_rows_keep_the_dtypes_seen_in_fit(mixed):
+    schema = FeatureSchema(mixed)
+    rows = schema.to_model_input(schema.encode(mixed))
+    assert list(rows.columns) == list(mixed.columns)
+    for name in ["text", "objects", "flag", "level", "amount"]:
+        assert rows[name].dtype == mixed[name].dtype, name
+    # interpolated numbers stay float even for an integer column
+    assert rows["count"].dtype == np.float64
+    expected = mixed.astype({"count": float})
+    pd.testing.assert_frame_equal(rows, expected, check_dtype=False)
+    assert pd.isna(rows["text"][2])
+
+
+def test_encoding_round_trip_with_a_missing_category(mixed):
+    schema = FeatureSchema(mixed)
+    encoded = schema.encode(mixed)
+    j = schema.index["text"]
+    assert encoded[2, j] == -1  # missing
+    assert schema.categories[j] == ["a", "b"]
+    assert schema.decode_value(j, encoded[0, j]) == "a"
+    assert np.isnan(schema.decode_value(j, encoded[2, j]))
+    level = schema.index["level"]
+    assert schema.categories[level] == ["lo", "mid", "hi"]
+    assert schema.observed[level] == ["lo", "hi"]
+    assert bool(schema.ordered[level])
+
+
+def test_unknown_category_in_encode_names_the_column(mixed):
+    schema = FeatureSchema(mixed)
+    other = mixed.assign(objects=["x", "zzz", "y"])
+    with pytest.raises(ValueError, match="'zzz'.*'objects'"):
+        schema.encode(other)
+
+
+def test_views_give_read_only_raw_values(mixed):
+    schema = FeatureSchema(mixed)
+    states = schema.encode(mixed)
+    view = schema.view(states)
+    amount = view["amount"]
+    with pytest.raises(ValueError):
+        amount[0] = 9.0
+    objects = view["objects"]
+    assert objects.dtype.kind == "U"  # string categories: fast comparisons
+    assert (objects == "x").tolist() == [True, False, True]
+    text = view["text"]  # a missing value: object labels with NaN
+    assert text.dtype == object
+    assert text[0] == "a" and np.isnan(text[2])
+    assert view["flag"].tolist() == [True, False, True]
+    with pytest.raises(KeyError, match="not a feature"):
+        view["nope"]
+    assert set(view) == set(mixed.columns) and len(view) == mixed.shape[1]
+
+
+def test_to_frame_restores_whole_numbers_to_their_integer_dtype(mixed):
+    schema = FeatureSchema(mixed)
+    states = schema.encode(mixed)
+    frame = schema.to_frame(states)
+    assert frame["count"].dtype == np.int64
+    states[0, schema.index["count"]] = 1.5
+    assert schema.to_frame(states)["count"].dtype == np.float64
+    missing = schema.to_frame(schema.missing_states(2))
+    assert missing.isna().all().all()
+
+
+def test_numpy_integer_arrays_reach_the_model_as_floats():
+    X = np.array([[1, 2], [3, 4]])
+    schema = FeatureSchema(X)
+    states = schema.encode(X)
+    states[0, 0] = 1.75
+    rows = schema.to_model_input(states)
+    assert rows.dtype == np.float64 and rows[0, 0] == 1.75
+
+
+def test_complex_and_empty_categorical_columns_are_rejected():
+    with pytest.raises(ValueError, match="Complex"):
+        FeatureSchema(np.array([[1 + 1j, 2]]))
+    with pytest.raises(ValueError, match="no category"):
+        FeatureSchema(pd.DataFrame({"c": pd.Series([None, None], dtype=object)}))
