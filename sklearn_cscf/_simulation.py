@@ -37,14 +37,40 @@ class Trajectories:
         return self.effort.sum(axis=1)
 
 
+def schedule(order, n_actions):
+    """Batches in which the sequences can be applied, one action per batch.
+
+    Each candidate's steps are split into rounds: a new round starts whenever
+    its next action has a lower index than the previous one. Batches are the
+    (round, action) pairs in lexicographic order, so every candidate's steps
+    come in its own order; populations that share similar orders need few
+    batches (about 20 per generation for 6 actions, against about 30 when
+    going step by step).
+
+    Returns the (candidate, step) pairs sorted by batch, and where each batch
+    starts and ends in them, with its action.
+    """
+    active = order >= 0
+    action = np.maximum(order, 0)
+    new_round = np.zeros(order.shape, dtype=np.intp)
+    new_round[:, 1:] = (action[:, 1:] < action[:, :-1]) & active[:, 1:]
+    batch = np.cumsum(new_round, axis=1) * n_actions + action
+    rows, steps = np.nonzero(active)
+    by_batch = np.argsort(batch[rows, steps], kind="stable")
+    rows, steps = rows[by_batch], steps[by_batch]
+    batch = batch[rows, steps]
+    starts = np.flatnonzero(np.diff(batch)) + 1
+    starts = np.concatenate([[0], starts]) if batch.size else starts
+    ends = np.append(starts[1:], batch.size)
+    return rows, steps, starts, ends, order[rows[starts], steps[starts]]
+
+
 def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=None):
     """Decode ``keys`` and apply each sequence to the encoded instance ``x0``.
 
-    Candidates advance through their own sequences in batches: each batch
-    applies one action to every candidate whose next step it is. The action
-    picked next is the one most candidates are waiting for, which needs far
-    fewer batches (each one call of the action's callables) than going step
-    by step when the population shares similar orders.
+    The steps of all candidates are applied in batches (see :func:`schedule`):
+    each batch applies one action to many candidates at once, with one call of
+    each of the action's callables.
 
     Parameters
     ----------
@@ -66,49 +92,52 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
     """
     n_actions = len(actions)
     order, lengths = decode_order(keys, n_actions, max_length)
-    values = value_keys(keys, n_actions)
     n = keys.shape[0]
+    rows, steps, starts, ends, batch_actions = schedule(order, n_actions)
+    step_actions = order[rows, steps]
+    step_keys = value_keys(keys, n_actions)[rows, step_actions]
+    # per (candidate, step), in batch order
+    after = np.empty((rows.shape[0], x0.shape[0]))
+    step_effort = np.empty(rows.shape[0])
+    step_discount = np.ones(rows.shape[0])
+    step_valid = np.empty(rows.shape[0], dtype=bool)
     state = np.repeat(x0[None, :], n, axis=0)
+    if x0_taus is None:
+        x0_taus = graph.edge_values(x0[None, :])
+    x0_discounts = (x0_taus @ graph.edge_weights.T)[0]
+    for i, start, end in zip(batch_actions.tolist(), starts.tolist(), ends.tolist()):
+        batch = slice(start, end)
+        candidates = rows[batch]
+        before = state[candidates]
+        before.flags.writeable = False  # user callables only read states
+        actions[i].apply_into(
+            before,
+            step_keys[batch],
+            after[batch],
+            step_effort[batch],
+            step_valid[batch],
+        )
+        if graph.has_target[i]:  # tau is evaluated on the state before the step
+            if steps[batch].any():
+                step_discount[batch] = graph.action_discount(before, i)
+            else:  # every candidate is still at x0
+                step_discount[batch] = x0_discounts[i]
+        state[candidates] = after[batch]
     effort = np.zeros((n, n_actions))
+    effort[rows, steps] = step_effort
     discount = np.ones((n, n_actions))
+    discount[rows, steps] = step_discount
     new_values = np.full((n, n_actions), np.nan)
-    violations = np.zeros(n, dtype=np.intp)
+    features = np.array([action.feature for action in actions], dtype=np.intp)
+    new_values[rows, steps] = after[np.arange(rows.shape[0]), features[step_actions]]
+    violations = np.bincount(rows, weights=~step_valid, minlength=n).astype(np.intp)
     states = None
     if record:
         states = np.empty((n, n_actions + 1, x0.shape[0]))
-        states[:] = x0
-    if x0_taus is None:
-        x0_taus = graph.edge_values(x0[None, :])
-    discounts = graph.tracker(x0_taus, n)
-    progress = np.zeros(n, dtype=np.intp)  # steps taken so far
-    waiting = np.flatnonzero(lengths > 0)
-    while waiting.size:
-        upcoming = order[waiting, progress[waiting]]
-        i = int(np.bincount(upcoming, minlength=n_actions).argmax())
-        rows = waiting[upcoming == i]
-        step = progress[rows]
-        action = actions[i]
-        before = state[rows]
-        before.flags.writeable = False  # user callables only read states
-        after = np.empty_like(before)
-        step_effort = np.empty(rows.shape[0])
-        step_valid = np.empty(rows.shape[0], dtype=bool)
-        action.apply_into(before, values[rows, i], after, step_effort, step_valid)
-        # tau is evaluated on the state before the step
-        discount[rows, step] = discounts.discount(state, rows, i)
-        state[rows] = after
-        discounts.changed(rows, i)
-        effort[rows, step] = step_effort
-        new_values[rows, step] = after[:, action.feature]
-        violations[rows] += ~step_valid
-        if record:
-            states[rows, step + 1] = after
-        progress[rows] = step + 1
-        waiting = waiting[progress[waiting] < lengths[waiting]]
-    if record:
+        states[:, 0] = x0
+        states[rows, steps + 1] = after
         # past the end of a sequence its state stays the final one
-        positions = np.arange(n_actions + 1)
-        finished = positions[None, :] > lengths[:, None]
+        finished = np.arange(n_actions + 1)[None, :] > lengths[:, None]
         states[finished] = np.repeat(state, finished.sum(axis=1), axis=0)
     return Trajectories(
         order=order,

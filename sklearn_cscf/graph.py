@@ -231,42 +231,9 @@ class CompiledGraph:
         discount = np.einsum("ij,ij->i", values, weights)
         return np.where(self.has_target[actions], discount, 1.0)
 
-    def tracker(self, x0_values, n):
-        """Discounts for ``n`` candidates starting from one instance.
-
-        ``x0_values``: :meth:`edge_values` of the instance (shape (1, n_edges)).
-        """
-        return DiscountTracker(self, x0_values, n)
-
-
-class DiscountTracker:
-    """Each candidate's tau values, recomputed only after their source changed.
-
-    Every candidate starts from the instance, whose tau values are known; a
-    tau is evaluated again only for the candidates whose state changed in the
-    edge's source feature since it was last evaluated.
-    """
-
-    def __init__(self, graph, x0_values, n):
-        self.graph = graph
-        self.values = np.repeat(x0_values, n, axis=0)
-        self.fresh = np.ones(self.values.shape, dtype=bool)
-
-    def discount(self, state, rows, action):
-        """Eq. 2 for ``action`` about to be applied to ``state[rows]``."""
-        graph = self.graph
-        if not graph.has_target[action]:
-            return 1.0
-        edges = graph.action_edges[action]
-        block = (rows[:, None], edges)
-        stale = rows[~self.fresh[block].all(axis=1)]
-        if stale.size:
-            self.values[stale[:, None], edges] = graph.edge_values(state[stale], edges)
-            self.fresh[stale[:, None], edges] = True
-        return self.values[rows] @ graph.edge_weights[action]
-
-    def changed(self, rows, action):
-        """``action`` was applied to ``rows``: their affected taus are stale."""
-        edges = self.graph.edges_changed_by[action]
-        if edges.size:
-            self.fresh[rows[:, None], edges] = False
+    def action_discount(self, before, action):
+        """Eq. 2 for ``action`` applied to each of the states ``before``."""
+        edges = self.action_edges[action]
+        if not edges.size:
+            return np.ones(before.shape[0])
+        return self.edge_values(before, edges) @ self.edge_weights[action, edges]
