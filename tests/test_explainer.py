@@ -1157,3 +1157,36 @@ def test_wrong_number_of_columns(credit_fitted, credit_rejected):
         credit_fitted.explain(credit_rejected.drop(columns="region"))
     with pytest.raises(ValueError, match="features"):
         credit_fitted.explain(credit_rejected.iloc[:, :3].to_numpy())
+
+
+def test_progress_bar_counts_every_instance(
+    worked_model, make_worked_frame, worked_actions, worked_graph, capsys
+):
+    rows = make_worked_frame(
+        [("Seller", "HS", "Germany"), ("Seller", "BSc", "Germany"), ("X", "HS", "US")]
+    )
+    explainer = SequentialCounterfactualExplainer(
+        worked_model,
+        actions=worked_actions,
+        feature_graph=worked_graph,
+        population_size=30,
+        n_generations=3,
+        random_state=0,
+        verbose=1,
+    ).fit(rows)
+    explainer.explain(rows)
+    err = capsys.readouterr().err
+    assert "3/3" in err and "100%" in err
+    explainer.set_params(verbose=0).explain(rows)
+    assert capsys.readouterr().err == ""
+
+
+def test_explain_leaves_the_global_random_state_alone(
+    worked_model, worked_X, worked_actions
+):
+    np.random.seed(0)
+    before = np.random.get_state()[1].copy()
+    SequentialCounterfactualExplainer(
+        worked_model, actions=worked_actions, population_size=20, n_generations=2
+    ).fit(worked_X).explain(worked_X)
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
