@@ -9,8 +9,10 @@ The public surface:
 - :class:`SequentialCounterfactualExplainer`: the estimator.
 - :class:`Action`: an action, its value space, cost, consequences, constraints.
 - :class:`FeatureGraph`: feature relationships giving consequential discounts.
+- :mod:`sklearn_cscf.datasets`: built-in problems with their actions and graphs.
 """
 
+from sklearn_cscf import datasets
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
@@ -22,4 +24,5 @@ __all__ = [
     "FeatureGraph",
     "SequentialCounterfactualExplainer",
     "__version__",
+    "datasets",
 ]
