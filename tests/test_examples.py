@@ -54,3 +54,19 @@ def test_quickstart_rejects_bad_options(tmp_path):
     assert completed.returncode != 0
     assert "--n-instances" in completed.stderr
     assert not (tmp_path / "explanations.csv").exists()
+
+
+def test_worked_example_prints_the_papers_costs(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / "worked_example.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    cscf, scf = completed.stdout.split("SCF:")
+    # with the graph: one cheapest order, education first; without: all cost 30
+    assert "#0  cost  22.5: get_bsc (5 x 0.5) -> move_to_us" in cscf
+    assert "6 optimal order(s)" in scf
+    assert scf.count("cost  30.0") == 6
