@@ -249,10 +249,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.feature_graph, schema, self._compiled_actions
         )
         self._schema = schema
-        self.actions_ = [
-            a.action._replace(values=a.resolved_values(schema))
-            for a in self._compiled_actions
-        ]
+        self.actions_ = [action.resolved() for action in self._compiled_actions]
         self.feature_kinds_ = {
             name: "categorical" if schema.is_categorical[j] else "numeric"
             for j, name in enumerate(schema.names)

@@ -331,7 +331,7 @@ class CompiledAction:
         self.precondition = action.precondition
         self.postcondition = action.postcondition
         self.schema = schema
-        self.default_scale = self._default_scale(schema)
+        self.default_scale = self._default_scale()
         # names of the user callables for error messages
         self._what = {
             "pre": f"Action {self.name!r}: precondition",
@@ -399,20 +399,25 @@ class CompiledAction:
             )
         return DiscreteSpace(np.sort(numbers), direction)
 
-    def _default_scale(self, schema):
-        if self.is_categorical or not isinstance(self.space, RangeSpace):
-            if isinstance(self.space, DiscreteSpace) and not self.is_categorical:
-                span = np.ptp(self.space.values) if self.space.values.size > 1 else 0
-                return None if span == 0 else float(span)
+    def _default_scale(self):
+        """``high - low`` of a numeric value space; ``None``: default effort 1."""
+        if self.is_categorical:
             return None
-        return self.space.span if self.space.span > 0 else None
-
-    def resolved_values(self, schema):
-        """The value space in the user's terms (for ``actions_``)."""
         if isinstance(self.space, RangeSpace):
-            return self.space.describe()
+            span = self.space.span
+        else:
+            span = np.ptp(self.space.values)
+        return float(span) if span > 0 else None
+
+    def resolved(self):
+        """The action with its value space (and grid) as resolved in ``fit``."""
+        if isinstance(self.space, RangeSpace):
+            return self.action._replace(
+                values=self.space.describe(), step=self.space.step
+            )
         j = self.feature
-        return [schema.decode_value(j, v) for v in self.space.values]
+        labels = [self.schema.decode_value(j, v) for v in self.space.values]
+        return self.action._replace(values=labels)
 
     # -- application -------------------------------------------------- #
     def apply(self, before, keys):

@@ -373,7 +373,8 @@ def test_discrete_numbers_property(numbers, direction, current, keys):
 def test_learned_integer_column_steps_in_whole_numbers(schema):
     action = CompiledAction(Action("grow", "age"), schema)
     assert isinstance(action.space, RangeSpace)
-    assert action.resolved_values(schema) == (20.0, 65.0)
+    resolved = action.resolved()
+    assert (resolved.values, resolved.step) == ((20.0, 65.0), 1.0)
     keys = np.linspace(0, 1, 37)
     states = encode(schema, [{"age": 30}] * keys.size)
     after, _, valid = action.apply(states, keys)
@@ -417,7 +418,7 @@ def test_categorical_list_any_direction(schema):
     after, _, valid = action.apply(states, keys)
     assert labels(schema, "education", after) == ["HS", "BSc", "MSc", "MSc"]
     assert valid.all()
-    assert action.resolved_values(schema) == EDUCATION
+    assert action.resolved().values == EDUCATION
 
 
 def test_categorical_list_increase_is_strictly_later(schema):

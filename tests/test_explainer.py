@@ -832,6 +832,26 @@ def test_default_actions_leave_immutable_features_alone(
             assert step.new_value in set(X[step.feature])
 
 
+def test_resolved_actions_reproduce_the_learned_ones(
+    credit_data, credit_model, credit_rejected
+):
+    X, _ = credit_data
+    learned = SequentialCounterfactualExplainer(
+        credit_model, immutable_features=["region"], **SMALL
+    ).fit(X)
+    hours = next(a for a in learned.actions_ if a.feature == "hours")
+    # an integer column: its observed range, stepped in whole hours
+    assert hours.values == (X["hours"].min(), X["hours"].max())
+    assert hours.step == 1.0
+    education = next(a for a in learned.actions_ if a.feature == "education")
+    assert set(education.values) == set(X["education"])
+    explicit = SequentialCounterfactualExplainer(
+        credit_model, actions=learned.actions_, **SMALL
+    ).fit(X)
+    rows = credit_rejected.iloc[:2]
+    pd.testing.assert_frame_equal(learned.explain(rows), explicit.explain(rows))
+
+
 def test_max_sequence_length_and_early_stopping(
     worked_model, worked_X, worked_actions, worked_graph
 ):
