@@ -191,7 +191,6 @@ class CompiledGraph:
         # only edges into a feature some action changes can matter
         affected = {schema.names[k] for action in actions for k in action.affects}
         self.edges = [(s, t, tau) for s, t, tau in edges if t in affected]
-        sources = [schema.index[s] for s, _, _ in self.edges]
         n_into = {}
         for _, target, _ in self.edges:
             n_into[target] = n_into.get(target, 0) + 1
@@ -204,10 +203,6 @@ class CompiledGraph:
                     self.edge_weights[i, e] = 1.0 / (n_into[target] * len(targets))
         self.has_target = self.edge_weights.any(axis=1)
         self.action_edges = [np.flatnonzero(row) for row in self.edge_weights]
-        # edges whose tau may change once action i has been applied
-        self.edges_changed_by = [
-            np.flatnonzero(np.isin(sources, action.affects)) for action in actions
-        ]
 
     def edge_values(self, states, edges=None):
         """``tau_e`` of each edge ``e`` (default: all) on each state."""
