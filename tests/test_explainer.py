@@ -291,9 +291,7 @@ def test_steps_costs_and_solution_numbering(credit_result):
         assert numbers == list(range(len(numbers)))
         costs = per_solution["sequence_cost"].first().sort_index().to_numpy()
         assert np.all(np.diff(costs) >= 0)
-        orders = per_solution.apply(
-            lambda s: tuple(s.sort_values("step")["action"]), include_groups=False
-        )
+        orders = rows.sort_values("step").groupby("solution")["action"].agg(tuple)
         assert orders.is_unique
 
 
