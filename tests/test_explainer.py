@@ -1208,3 +1208,26 @@ def test_explain_leaves_the_global_random_state_alone(
         worked_model, actions=worked_actions, population_size=20, n_generations=2
     ).fit(worked_X).explain(worked_X)
     np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+def test_imbalanced_learn_pipeline_as_the_black_box(
+    credit_data, credit_pipeline, credit_actions, credit_rejected
+):
+    # the usual set-up: a resampling imbalanced-learn pipeline, fitted or not
+    from imblearn.pipeline import make_pipeline as make_imblearn_pipeline
+    from imblearn.under_sampling import RandomUnderSampler
+
+    X, y = credit_data
+    encode, classifier = credit_pipeline.steps[0][1], credit_pipeline.steps[1][1]
+    model = make_imblearn_pipeline(
+        encode, RandomUnderSampler(random_state=0), classifier
+    )
+    explainer = credit_explainer(model, credit_actions).fit(X, y)
+    assert explainer.estimator_ is not model  # an unfitted model is cloned
+    assert list(explainer.classes_) == ["bad", "good"]
+    rows = credit_rejected.iloc[:2]
+    frame = explainer.explain(rows)
+    assert set(frame["instance"]) == set(rows.index)
+    fitted = credit_explainer(explainer.estimator_, credit_actions).fit(X)
+    assert fitted.estimator_ is explainer.estimator_  # a fitted one is used as is
+    pd.testing.assert_frame_equal(fitted.explain(rows), frame)
