@@ -258,7 +258,8 @@ class RangeSpace:
         top = self.top
         if self.direction == "any":
             k = np.minimum(np.floor(keys * (top + 1)), top)
-            return self.low + k * self.step, valid
+            # the clamp only removes rounding (0.1 + 2 * 0.1 > 0.3)
+            return np.minimum(self.low + k * self.step, self.high), valid
         if self.direction == "increase":
             k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
             n = top + 1 - k_low
@@ -267,7 +268,9 @@ class RangeSpace:
             n = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
         valid &= n >= 1
         k = k_low + np.minimum(np.floor(keys * n), n - 1)
-        return np.where(valid, self.low + k * self.step, current), valid
+        # grid points within rounding of the current value never go backwards
+        values = np.minimum(np.maximum(self.low + k * self.step, low), low + width)
+        return np.where(valid, values, current), valid
 
     def describe(self):
         return (self.low, self.high)

@@ -745,3 +745,19 @@ def test_effect_with_unknown_category_names_the_action(schema):
 def test_compile_errors_name_the_action(schema, action, message):
     with pytest.raises(ValueError, match=rf"Action 'a'.*{message}"):
         CompiledAction(action, schema)
+
+
+def test_step_grid_never_leaves_the_range_or_goes_backwards_by_rounding():
+    # 0.1 + 2 * 0.1 is 0.30000000000000004 in floating point
+    anywhere = RangeSpace(0.1, 0.3, "any", step=0.1)
+    values, _ = anywhere.interpolate(np.array([0.0, 0.5, 1.0]), np.zeros(3))
+    assert values.max() <= 0.3
+    # a current value within rounding of a grid point
+    up = RangeSpace(0.0, 1.0, "increase", step=0.1)
+    current = np.array([0.30000000001, 0.95])
+    values, valid = up.interpolate(np.zeros(2), current)
+    assert valid.all() and np.all(values >= current)
+    down = RangeSpace(0.0, 1.0, "decrease", step=0.1)
+    current = np.array([0.29999999999, 0.05])
+    values, valid = down.interpolate(np.ones(2), current)
+    assert valid.all() and np.all(values <= current)
