@@ -1,8 +1,8 @@
 """What the explainer learns about the columns of ``X`` in ``fit``.
 
 The search works on one float matrix per population (rows = individuals,
-columns = features). Numeric features hold their values; categorical features
-hold the integer code of their category (``NaN`` for a missing value). This
+columns = features). Numeric features hold their values (``NaN`` when missing);
+categorical features hold the code of their category (``-1`` when missing). This
 module converts between that encoding and the raw values users and the model
 see: the rows handed to the classifier and the mappings given to user
 callables.
@@ -234,27 +234,26 @@ class FeatureSchema:
                 return states
             out = np.empty(states.shape, dtype=object)
             for j in range(self.n_features):
-                out[:, j] = self.decode_column(j, states[:, j])
+                column = states[:, j]
+                if self.is_categorical[j]:
+                    column = self._labels[j][column.astype(np.intp)]
+                out[:, j] = column
             return out
-        data = {}
-        for j, name in enumerate(self.names):
-            column = states[:, j]
-            dtype = self.dtypes[j]
-            if not self.is_categorical[j]:
-                data[name] = column
-            elif isinstance(dtype, pd.CategoricalDtype):
-                codes = column.astype(np.int64)
-                data[name] = pd.Categorical.from_codes(
-                    codes, dtype=self.categorical_dtype(j), validate=False
-                )
-            else:
-                data[name] = self._model_column(j, column)
+        data = {
+            name: self._raw_column(j, states[:, j]) for j, name in enumerate(self.names)
+        }
         return pd.DataFrame(data, copy=False)
 
-    def _model_column(self, j, column):
-        """Labels of categorical column ``j`` in the dtype it had in ``fit``."""
+    def _raw_column(self, j, column):
+        """Feature ``j`` as raw values, categories in the dtype seen in ``fit``."""
+        if not self.is_categorical[j]:
+            return column
         codes = column.astype(np.intp)
         dtype = self.dtypes[j]
+        if isinstance(dtype, pd.CategoricalDtype):
+            return pd.Categorical.from_codes(
+                codes, dtype=self.categorical_dtype(j), validate=False
+            )
         if isinstance(dtype, pd.api.extensions.ExtensionDtype):
             # e.g. pandas' str dtype: taking from the categories skips the
             # element-wise inference a DataFrame would run on plain labels
@@ -281,18 +280,17 @@ class FeatureSchema:
         return pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
 
     def to_frame(self, states, index=None):
-        """Decoded states as a DataFrame with the columns of ``X``."""
-        data = {}
-        for j, name in enumerate(self.names):
-            if self.is_categorical[j]:
-                dtype = self.dtypes[j]
-                values = self.decode_column(j, states[:, j])
-                if isinstance(dtype, pd.CategoricalDtype):
-                    values = pd.Categorical(values, dtype=self.categorical_dtype(j))
-                data[name] = values
-            else:
-                data[name] = self._restore_integers(j, states[:, j])
-        return pd.DataFrame(data, index=index, columns=self.names)
+        """Decoded states as a DataFrame with the columns (and dtypes) of ``X``."""
+        data = {
+            name: self._raw_column(j, states[:, j])
+            if self.is_categorical[j]
+            else self._restore_integers(j, states[:, j])
+            for j, name in enumerate(self.names)
+        }
+        frame = pd.DataFrame(data, columns=self.names, copy=False)
+        if index is not None:
+            frame.index = index
+        return frame
 
     def _restore_integers(self, j, column):
         """Back to the column's integer dtype where every value is whole."""

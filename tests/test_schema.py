@@ -101,3 +101,11 @@ def test_complex_and_empty_categorical_columns_are_rejected():
         FeatureSchema(np.array([[1 + 1j, 2]]))
     with pytest.raises(ValueError, match="no category"):
         FeatureSchema(pd.DataFrame({"c": pd.Series([None, None], dtype=object)}))
+
+
+def test_to_frame_keeps_the_columns_dtypes_and_index(mixed):
+    schema = FeatureSchema(mixed)
+    index = pd.Index(["p", "q", "r"], name="person")
+    frame = schema.to_frame(schema.encode(mixed), index=index)
+    assert frame.index.equals(index)
+    pd.testing.assert_frame_equal(frame, mixed.set_axis(index))
