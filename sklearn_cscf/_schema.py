@@ -187,7 +187,11 @@ class FeatureSchema:
     def decode_value(self, j, value):
         """One raw value (a number or a category label)."""
         if not self.is_categorical[j]:
-            return float(value)
+            value = float(value)
+            # whole numbers of an integer column read as integers (age 41)
+            if self.is_integer[j] and value.is_integer():
+                return int(value)
+            return value
         if value < 0:
             return np.nan
         return self.categories[j][int(value)]

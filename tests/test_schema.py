@@ -109,3 +109,13 @@ def test_to_frame_keeps_the_columns_dtypes_and_index(mixed):
     frame = schema.to_frame(schema.encode(mixed), index=index)
     assert frame.index.equals(index)
     pd.testing.assert_frame_equal(frame, mixed.set_axis(index))
+
+
+def test_decoded_values_of_whole_number_columns_are_integers(mixed):
+    schema = FeatureSchema(mixed)
+    count, amount = schema.index["count"], schema.index["amount"]
+    assert schema.is_integer[count] and not schema.is_integer[amount]
+    assert schema.decode_value(count, 41.0) == 41
+    assert isinstance(schema.decode_value(count, 41.0), int)
+    assert schema.decode_value(count, 41.5) == 41.5
+    assert isinstance(schema.decode_value(amount, 2.0), float)
