@@ -217,14 +217,11 @@ class CompiledGraph:
 
     def step_discounts(self, before, actions):
         """Discount of action ``actions[r]`` applied to state ``before[r]``."""
-        if not self.edges:
-            return np.ones(before.shape[0])
-        weights = self.edge_weights[actions]
-        needed = np.flatnonzero(weights.any(axis=0))
-        values = np.zeros(weights.shape)
-        values[:, needed] = self.edge_values(before, needed)
-        discount = np.einsum("ij,ij->i", values, weights)
-        return np.where(self.has_target[actions], discount, 1.0)
+        discount = np.ones(before.shape[0])
+        for action in np.unique(actions).tolist():
+            rows = actions == action
+            discount[rows] = self.action_discount(before[rows], action)
+        return discount
 
     def action_discount(self, before, action):
         """Eq. 2 for ``action`` applied to each of the states ``before``."""
