@@ -252,7 +252,7 @@ def _bunch(data, target, target_names, descr, as_frame, return_X_y):
     else:
         frame = None
         data = data.astype(object).to_numpy()
-        target = target.to_numpy()
+        target = target.to_numpy(copy=True)
     if return_X_y:
         return data, target
     return Bunch(
