@@ -1,0 +1,196 @@
+"""The command-line demo: ``python -m sklearn_cscf`` and ``sklearn-cscf``."""
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_cscf.__main__ import (
+    CSV_NAME,
+    PLOT_NAME,
+    _plans,
+    fmt,
+    fmt_cost,
+    main,
+    parse_args,
+)
+from sklearn_cscf._frames import COLUMNS
+from sklearn_cscf.datasets import load_adult, load_german_credit
+
+TINY = ["--population-size", "30", "--generations", "4", "--n-jobs", "1"]
+
+
+@pytest.mark.parametrize(
+    "dataset, loader, target_name",
+    [("adult", load_adult, ">50K"), ("german", load_german_credit, "good")],
+)
+def test_main_explains_rejected_test_rows(
+    tmp_path, capsys, dataset, loader, target_name
+):
+    # a small budget that still solves these rows, in a directory to create
+    output = tmp_path / "new" / "nested"
+    status = main(
+        [
+            "--dataset", dataset, "--n-instances", "2", "--seed", "1",
+            "--population-size", "60", "--generations", "10", "--n-jobs", "1",
+            "--output", str(output),
+        ]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    frame = pd.read_csv(output / CSV_NAME)
+    assert status == 0
+    assert "balanced accuracy" in out
+    assert f"P({target_name}) now" in out
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame["instance"].nunique() == 2
+    # the explained rows are rows of the data set that the model rejects
+    data = loader().data
+    assert set(frame["instance"]) <= set(data.index)
+    # the model rejects them all (no "already_target")
+    assert set(frame["status"]) <= {"ok", "no_counterfactual"}
+    solved = frame[frame["status"] == "ok"]
+    assert len(solved)
+    # every sequence ends accepted
+    last = solved.groupby(["instance", "solution"])["target_proba"].last()
+    assert (last >= 0.5).all()
+    assert (output / PLOT_NAME).stat().st_size > 0
+
+
+def test_main_uses_the_adult_graph_unless_no_graph(tmp_path, capsys):
+    with_graph = tmp_path / "cscf"
+    without = tmp_path / "scf"
+    options = ["--n-instances", "3", "--seed", "0", *TINY]
+    assert main([*options, "--output", str(with_graph)]) == 0
+    assert main([*options, "--no-graph", "--output", str(without)]) == 0
+    out = capsys.readouterr().out
+    assert "CSCF (with the feature graph)" in out
+    assert "SCF (no feature graph)" in out
+    cscf = pd.read_csv(with_graph / CSV_NAME)
+    scf = pd.read_csv(without / CSV_NAME)
+    # without the graph every discount is 1; with it, some step is discounted
+    assert (scf["discount"].dropna() == 1.0).all()
+    assert (cscf["discount"].dropna() < 1.0).any()
+    # the same people are explained either way
+    assert set(cscf["instance"]) == set(scf["instance"])
+
+
+def test_main_is_reproducible_whatever_n_jobs(tmp_path, capsys):
+    first, second = tmp_path / "a", tmp_path / "b"
+    options = ["--dataset", "german", "--n-instances", "3", "--seed", "3"]
+    options += ["--population-size", "30", "--generations", "4"]
+    assert main([*options, "--n-jobs", "1", "--output", str(first)]) == 0
+    assert main([*options, "--n-jobs", "2", "--output", str(second)]) == 0
+    capsys.readouterr()
+    a = pd.read_csv(first / CSV_NAME)
+    b = pd.read_csv(second / CSV_NAME)
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "options, culprit",
+    [
+        (["--n-instances", "0"], "--n-instances"),
+        (["--n-instances", "two"], "--n-instances"),
+        (["--population-size", "1"], "--population-size"),
+        (["--generations", "-3"], "--generations"),
+        (["--n-jobs", "0"], "--n-jobs"),
+        (["--seed", "-1"], "--seed"),
+        (["--seed", str(2**32)], "--seed"),
+        (["--dataset", "iris"], "--dataset"),
+        (["--frobnicate"], "--frobnicate"),
+    ],
+)
+def test_bad_options_exit_with_a_message(capsys, options, culprit):
+    with pytest.raises(SystemExit) as raised:
+        parse_args(options)
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert culprit in err
+    assert "Traceback" not in err
+
+
+def test_output_must_be_a_directory(tmp_path, capsys):
+    a_file = tmp_path / "taken"
+    a_file.write_text("not a directory")
+    with pytest.raises(SystemExit) as raised:
+        parse_args(["--output", str(a_file)])
+    assert raised.value.code == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_python_dash_m_runs_and_rejects_bad_options(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, "-m", "sklearn_cscf", "--n-instances", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 2
+    assert "--n-instances" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not (tmp_path / CSV_NAME).exists()
+
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sklearn_cscf",
+            "--dataset",
+            "german",
+            "--n-instances",
+            "1",
+            *TINY,
+        ],  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Applicant" in completed.stdout
+    assert (tmp_path / CSV_NAME).exists()
+
+
+def test_console_script_is_declared():
+    scripts = entry_points(group="console_scripts")
+    (script,) = [ep for ep in scripts if ep.name == "sklearn-cscf"]
+    assert script.value == "sklearn_cscf.__main__:main"
+    assert script.load() is main
+
+
+def test_plans_merge_the_same_steps_in_another_order():
+    steps = pd.DataFrame(
+        {
+            "solution": [0, 1, 1, 2, 2, 3, 3],
+            "action": ["a", "b", "c", "c", "b", "b", "c"],
+            "new_value": [1, 2, 3, 3, 2, 2, 4],
+            "sequence_cost": [1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0],
+        }
+    )
+    # 1 and 2 are the same steps in another order; 3 sets another value
+    assert _plans(steps) == [(0, 0), (1, 1), (3, 0)]
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (np.int64(12000), "12,000"),
+        (3.0, "3"),
+        (2.5, "2.50"),
+        (np.nan, "-"),
+        ("Bachelors", "Bachelors"),
+    ],
+)
+def test_fmt(value, text):
+    assert fmt(value) == text
+
+
+@pytest.mark.parametrize(
+    "value, text", [(0.0, "0.00"), (0.0026, "0.0026"), (1.234, "1.23")]
+)
+def test_fmt_cost(value, text):
+    assert fmt_cost(value) == text
