@@ -9,10 +9,13 @@ The public surface:
 - :class:`SequentialCounterfactualExplainer`: the estimator.
 - :class:`Action`: an action, its value space, cost, consequences, constraints.
 - :class:`FeatureGraph`: feature relationships giving consequential discounts.
-- :mod:`sklearn_cscf.datasets`: built-in problems with their actions and graphs.
+- :mod:`sklearn_cscf.datasets`: the UCI Adult and German Credit data with the
+  paper's actions and graph, and a synthetic problem.
+- :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
+- ``python -m sklearn_cscf``: the command-line demo.
 """
 
-from sklearn_cscf import datasets
+from sklearn_cscf import datasets, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
@@ -25,4 +28,5 @@ __all__ = [
     "SequentialCounterfactualExplainer",
     "__version__",
     "datasets",
+    "plotting",
 ]
