@@ -136,6 +136,12 @@ def build_frame(results, index, schema, actions, classes):
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
     dtypes = {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
     frame = frame.astype(dtypes)
+    # raw values keep their own types (an int stays an int) even where status
+    # rows would make from_records infer a float column
+    for name in ("old_value", "new_value"):
+        values = np.empty(len(records), dtype=object)
+        values[:] = [record.get(name, np.nan) for record in records]
+        frame[name] = pd.Series(values, index=frame.index, dtype=object)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
     return frame
 

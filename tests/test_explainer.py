@@ -6,6 +6,8 @@ constraints and value spaces (hypothesis), the scikit-learn API, estimator and
 target handling, array input and input errors.
 """
 
+from numbers import Integral
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -1231,3 +1233,32 @@ def test_imbalanced_learn_pipeline_as_the_black_box(
     fitted = credit_explainer(explainer.estimator_, credit_actions).fit(X)
     assert fitted.estimator_ is explainer.estimator_  # a fitted one is used as is
     pd.testing.assert_frame_equal(fitted.explain(rows), frame)
+
+
+def test_whole_numbers_stay_integers_next_to_status_rows():
+    # status rows have no old/new value; they must not turn the whole-number
+    # values of the other rows into floats
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"income": rng.integers(0, 100, 200), "debt": rng.integers(0, 50, 200)}
+    )
+    y = (X["income"] - X["debt"] > 40).astype(int)
+    explainer = SequentialCounterfactualExplainer(
+        LogisticRegression().fit(X, y),
+        actions=[Action("earn_more", "income", direction="increase")],
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+    ).fit(X)
+    alone = explainer.explain(pd.DataFrame({"income": [30], "debt": [20]}))
+    mixed = explainer.explain(pd.DataFrame({"income": [30, 90], "debt": [20, 0]}))
+
+    assert mixed["status"].tolist()[-1] == "already_target"
+    solved = mixed[mixed["status"] == "ok"]
+    assert len(solved) == len(alone)
+    for column in ("old_value", "new_value"):
+        assert mixed[column].dtype == object
+        values = solved[column].tolist()
+        assert all(isinstance(v, Integral) for v in values), values
+        assert values == alone[column].tolist()
+    assert mixed["old_value"].isna().tolist()[-1]

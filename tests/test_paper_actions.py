@@ -517,6 +517,23 @@ def test_change_loan_period(german, continuous):
     assert is_whole(new) != continuous
 
 
+@pytest.mark.parametrize("name", ["change_loan_period", "change_credit_amount"])
+def test_relative_effort_is_finite_after_an_infeasible_step(german, name):
+    # adjust_loan_period can round a duration down to 0 (an infeasible step,
+    # rejected by its postcondition); the simulation carries on from that
+    # state, so the next relative effort must not divide by zero
+    frame, keys = with_keys(make_rows(german, loan_duration=0, credit_amount=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        before, after, effort, _ = apply_step(
+            german, german_actions(), name, frame, keys
+        )
+    feature = "loan_duration" if name == "change_loan_period" else "credit_amount"
+    assert np.all(np.isfinite(effort))
+    # the base is clipped to 1, the smallest valid value
+    np.testing.assert_allclose(effort, (after[feature] - 0.0) ** 2)
+
+
 @pytest.mark.parametrize("continuous", [False, True])
 def test_adjust_loan_period(german, continuous):
     credit = [1000, 1001, 2000, 5000, 18424, 250, 3000]

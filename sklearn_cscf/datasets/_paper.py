@@ -69,10 +69,17 @@ def _abs_change(feature, per=1.0):
 
 
 def _relative_change_squared(feature):
-    """Effort ``((after - before) / before) ** 2`` of ``feature``."""
+    """Effort ``((after - before) / before) ** 2`` of ``feature``.
+
+    Valid values are at least 1 (the value spaces start there); the base is
+    clipped to 1 so that a candidate already made infeasible (say a loan
+    duration rounded down to 0) gets a finite effort instead of a division by
+    zero.
+    """
 
     def effort(b, a):
-        return ((a[feature] - b[feature]) / b[feature]) ** 2
+        base = np.maximum(b[feature], 1.0)
+        return ((a[feature] - b[feature]) / base) ** 2
 
     return effort
 
