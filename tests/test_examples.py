@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from sklearn_cscf._frames import COLUMNS
 
@@ -70,3 +71,120 @@ def test_worked_example_prints_the_papers_costs(tmp_path):
     assert "#0  cost  22.5: get_bsc (5 x 0.5) -> move_to_us" in cscf
     assert "6 optimal order(s)" in scf
     assert scf.count("cost  30.0") == 6
+
+
+# ---------------------------------------------------------------------- #
+# The paper's data sets and the "your own data" tutorial
+# ---------------------------------------------------------------------- #
+TINY_BUDGET = [
+    "--n-instances",
+    "2",
+    "--population-size",
+    "30",
+    "--generations",
+    "5",
+    "--seed",
+    "0",
+]
+STATUSES = {"ok", "no_counterfactual", "already_target"}
+
+
+def run_example(name, cwd, *args, timeout=300):
+    return subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def check_explanations(frame, n_instances, actions):
+    """The columns of explain, one entry per instance, sane values."""
+    assert list(frame.columns) == list(COLUMNS)
+    assert frame["instance"].nunique() == n_instances
+    assert set(frame["status"]) <= STATUSES
+    ok = frame[frame["status"] == "ok"]
+    assert set(ok["action"]) <= set(actions)
+    assert ((ok["discount"] >= 0) & (ok["discount"] <= 1)).all()
+    assert (ok["cost"] >= 0).all()
+
+
+def test_adult_cscf_vs_scf_writes_both_methods(tmp_path):
+    from sklearn_cscf.datasets import adult_actions
+
+    completed = run_example("adult_cscf_vs_scf.py", tmp_path, *TINY_BUDGET)
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "balanced accuracy" in out
+    assert out.count("Person ") == 2
+    assert "CSCF (with the graph)" in out and "SCF (no graph)" in out
+    assert "mean #Pareto" in out and "mean cheapest cost" in out
+    output = tmp_path / "adult_cscf_vs_scf.csv"
+    assert output.exists()
+    frame = pd.read_csv(output)
+    assert frame.columns[0] == "method"
+    assert set(frame["method"]) == {"CSCF", "SCF"}
+    names = [action.name for action in adult_actions()]
+    by_method = dict(tuple(frame.groupby("method")))
+    for steps in by_method.values():
+        check_explanations(steps.drop(columns="method"), 2, names)
+    # the same people, explained by both methods
+    assert set(by_method["CSCF"]["instance"]) == set(by_method["SCF"]["instance"])
+    # SCF has no graph: nothing is discounted
+    scf = by_method["SCF"]
+    assert (scf.loc[scf["status"] == "ok", "discount"] == 1).all()
+
+
+def test_german_credit_writes_explanations(tmp_path):
+    from sklearn_cscf.datasets import german_actions
+
+    completed = run_example("german_credit.py", tmp_path, *TINY_BUDGET)
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "balanced accuracy" in out
+    assert out.count("Applicant ") == 2
+    output = tmp_path / "german_explanations.csv"
+    assert output.exists()
+    frame = pd.read_csv(output)
+    check_explanations(frame, 2, [action.name for action in german_actions()])
+    ok = frame[frame["status"] == "ok"]
+    # the paper's German experiment is SCF: no graph, no discounts
+    assert (ok["discount"] == 1).all()
+    # consequences are shown under their step, and only loan_duration has any
+    consequences = [
+        line for line in out.splitlines() if line.strip().startswith("consequence:")
+    ]
+    assert all("loan_duration" in line for line in consequences)
+
+
+def test_your_own_data_writes_explanations(tmp_path):
+    completed = run_example("your_own_data.py", tmp_path, *TINY_BUDGET)
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "balanced accuracy" in out
+    assert out.count("Applicant ") == 2
+    assert "afterwards:" in out
+    output = tmp_path / "your_own_data_explanations.csv"
+    assert output.exists()
+    frame = pd.read_csv(output)
+    check_explanations(frame, 2, ["save_money", "study", "find_full_time_job"])
+    ok = frame[frame["status"] == "ok"]
+    # region is immutable and no action sets age directly
+    assert not set(ok["feature"]) & {"region", "age"}
+
+
+@pytest.mark.parametrize(
+    "name, option, value",
+    [
+        ("adult_cscf_vs_scf.py", "--generations", "0"),
+        ("german_credit.py", "--population-size", "1"),
+        ("your_own_data.py", "--n-instances", "many"),
+    ],
+)
+def test_examples_reject_bad_options(tmp_path, name, option, value):
+    completed = run_example(name, tmp_path, option, value, timeout=120)
+    assert completed.returncode != 0
+    assert option in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not list(tmp_path.iterdir())
