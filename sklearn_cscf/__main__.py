@@ -186,6 +186,17 @@ def parse_args(argv=None):
     return args
 
 
+def _prepare_output(directory):
+    """Create the output directory up front, before the long work; or explain."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SystemExit(
+            f"sklearn-cscf: error: --output {directory}: cannot create the "
+            f"directory ({exc.strerror or exc})"
+        ) from None
+
+
 # ---------------------------------------------------------------------- #
 # The model
 # ---------------------------------------------------------------------- #
@@ -420,7 +431,6 @@ def run(args):
         )
         print()
 
-    args.output.mkdir(parents=True, exist_ok=True)
     csv_path = args.output / CSV_NAME
     explanations.to_csv(csv_path, index=False)
     written = [str(csv_path)]
@@ -440,6 +450,7 @@ def run(args):
 def main(argv=None):
     """Entry point of ``python -m sklearn_cscf`` and ``sklearn-cscf``."""
     args = parse_args(argv)
+    _prepare_output(args.output)
     try:
         run(args)
     except KeyboardInterrupt:

@@ -121,6 +121,17 @@ def test_output_must_be_a_directory(tmp_path, capsys):
     assert "is not a directory" in capsys.readouterr().err
 
 
+def test_output_that_cannot_be_created_fails_before_the_work(tmp_path, capsys):
+    a_file = tmp_path / "taken"
+    a_file.write_text("not a directory")
+    with pytest.raises(SystemExit) as raised:
+        main(["--output", str(a_file / "inside")])
+    assert "--output" in str(raised.value.code)
+    assert "cannot create the directory" in str(raised.value.code)
+    # nothing was trained or explained
+    assert capsys.readouterr().out == ""
+
+
 def test_python_dash_m_runs_and_rejects_bad_options(tmp_path):
     completed = subprocess.run(
         [sys.executable, "-m", "sklearn_cscf", "--n-instances", "0"],
