@@ -280,7 +280,13 @@ def describe_person(scenario, label, row, proba, target_name, steps, states):
     head = f"  P({target_name}) now {proba:.2f}"
     status = steps["status"].iloc[0]
     if status != "ok":
-        lines.append(f"{head}; status: {status}")
+        hint = ""
+        if status == "no_counterfactual":
+            hint = (
+                " (no valid sequence found within the budget; try a larger "
+                "--population-size or more --generations)"
+            )
+        lines.append(f"{head}; status: {status}{hint}")
         return "\n".join(lines)
     n_solutions = steps["solution"].nunique()
     plans = _plans(steps)
