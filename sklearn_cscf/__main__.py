@@ -25,8 +25,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
 
-from sklearn_cscf import __version__
-from sklearn_cscf._explainer import SequentialCounterfactualExplainer
+from sklearn_cscf import SequentialCounterfactualExplainer, __version__
 from sklearn_cscf.datasets import (
     adult_actions,
     adult_feature_graph,
