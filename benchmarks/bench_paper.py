@@ -22,11 +22,10 @@ import time
 
 import numpy as np
 import sklearn
-from sklearn.model_selection import train_test_split
 
 import sklearn_cscf
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf.__main__ import SCENARIOS, build_model
+from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train
 
 # the paper's published figures for the authors' code (METHOD.md)
 PUBLISHED = {"adult": (7, 100.0), "german": (4, 145.0)}
@@ -54,17 +53,8 @@ def parse_args(argv=None):
 
 def rejected_rows(scenario, n, seed):
     """The main job's split and model; n rejected test rows."""
-    bunch = scenario.load()
-    X_train, X_test, y_train, _ = train_test_split(
-        bunch.data, bunch.target, test_size=0.25, stratify=bunch.target,
-        random_state=seed,
-    )  # fmt: skip
-    model = build_model(seed).fit(X_train, y_train)
-    rejected = X_test[model.predict(X_test) == 0]
-    rng = np.random.default_rng(seed)
-    chosen = np.sort(rng.choice(len(rejected), size=min(n, len(rejected)),
-                                replace=False))  # fmt: skip
-    return model, X_train, rejected.iloc[chosen]
+    model, (X_train, X_test, _, _) = train(scenario.load(), seed)
+    return model, X_train, pick_rejected(X_test, model.predict(X_test), n, seed)
 
 
 def measure(model, X_train, rejected, scenario, use_graph, args):

@@ -214,6 +214,30 @@ def build_model(seed):
     )
 
 
+def train(bunch, seed):
+    """The main job's stratified 75/25 split and the model fitted on it.
+
+    Returns ``(model, (X_train, X_test, y_train, y_test))``.
+    """
+    split = train_test_split(
+        bunch.data,
+        bunch.target,
+        test_size=0.25,
+        stratify=bunch.target,
+        random_state=seed,
+    )
+    X_train, _, y_train, _ = split
+    return build_model(seed).fit(X_train, y_train), split
+
+
+def pick_rejected(X_test, predicted, n, seed):
+    """Up to ``n`` rows of ``X_test`` predicted 0, drawn with ``seed``, in order."""
+    rejected = X_test[predicted == 0]
+    rng = np.random.default_rng(seed)
+    size = min(n, len(rejected))
+    return rejected.iloc[np.sort(rng.choice(len(rejected), size=size, replace=False))]
+
+
 # ---------------------------------------------------------------------- #
 # Printing
 # ---------------------------------------------------------------------- #
@@ -378,28 +402,19 @@ def run(args):
         f"(UCI Machine Learning Repository, CC BY 4.0)."
     )
 
-    X_train, X_test, y_train, y_test = train_test_split(
-        bunch.data,
-        bunch.target,
-        test_size=0.25,
-        stratify=bunch.target,
-        random_state=args.seed,
-    )
-    model = build_model(args.seed).fit(X_train, y_train)
+    model, (X_train, X_test, _, y_test) = train(bunch, args.seed)
     predicted = model.predict(X_test)
+    accuracy = balanced_accuracy_score(y_test, predicted)
     print(
         f"Model: random undersampling + gradient-boosted trees, trained on "
-        f"{len(X_train):,} rows; balanced accuracy {balanced_accuracy_score(y_test, predicted):.3f} "  # noqa: E501
-        f"on {len(X_test):,} held-out rows."
+        f"{len(X_train):,} rows; balanced accuracy {accuracy:.3f} on "
+        f"{len(X_test):,} held-out rows."
     )
 
-    rejected = X_test[predicted == 0]
-    n = min(args.n_instances, len(rejected))
+    rejected = pick_rejected(X_test, predicted, args.n_instances, args.seed)
+    n = len(rejected)
     if n < args.n_instances:
-        print(f"Only {len(rejected)} rejected test rows; explaining all of them.")
-    rng = np.random.default_rng(args.seed)
-    chosen = np.sort(rng.choice(len(rejected), size=n, replace=False))
-    rejected = rejected.iloc[chosen]
+        print(f"Only {n} rejected test rows; explaining all of them.")
 
     use_graph = scenario.graph is not None and not args.no_graph
     method = "CSCF (with the feature graph)" if use_graph else "SCF (no feature graph)"
