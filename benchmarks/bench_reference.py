@@ -67,7 +67,7 @@ class ReferenceNetwork:
         mapping = json.loads((directory / "adult.mapping.json").read_text())
         self.features = [f for f in features if f["type"] != "class"]
         self.labels = {
-            f["name"]: {code: label.strip() for label, code in mapping[f["name"]].items()}
+            f["name"]: {code: text.strip() for text, code in mapping[f["name"]].items()}
             for f in self.features
             if f["type"] != "numeric"
         }

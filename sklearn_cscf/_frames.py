@@ -13,12 +13,15 @@ STATUS_ALREADY_TARGET = "already_target"
 
 COLUMNS = {
     "instance": None,  # dtype of the index of X
+    "plan": "Int64",
     "solution": "Int64",
     "step": "Int64",
-    "action": object,
-    "feature": object,
-    "old_value": object,
-    "new_value": object,
+    "action": "string",
+    "feature": None,  # text, or the integer positions of array columns
+    "old_value": "string",
+    "new_value": "string",
+    "old_number": float,
+    "new_number": float,
     "effort": float,
     "discount": float,
     "cost": float,
@@ -27,8 +30,8 @@ COLUMNS = {
     "sequence_effort": float,
     "gower_distance": float,
     "length": "Int64",
-    "target_class": object,
-    "status": object,
+    "target_class": None,  # dtype of the classes
+    "status": "string",
 }
 
 
@@ -91,6 +94,31 @@ def describe_front(problem, outcome):
     }
 
 
+def plan_ids(order, lengths):
+    """Plan of each solution: solutions using the same set of actions (in any
+    order) share a plan; plans are numbered by their first solution."""
+    plans, ids = {}, []
+    for s in range(order.shape[0]):
+        key = frozenset(order[s, : lengths[s]].tolist())
+        ids.append(plans.setdefault(key, len(plans)))
+    return ids
+
+
+def display_value(schema, j, value):
+    """A raw value of feature ``j`` as text for people (``None`` if missing)."""
+    if schema.is_categorical[j]:
+        return None if value < 0 else str(schema.categories[j][int(value)])
+    if np.isnan(value):
+        return None
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return np.format_float_positional(value, precision=4, unique=True, trim="-")
+
+
+def _numeric(schema, j, value):
+    return np.nan if schema.is_categorical[j] else float(value)
+
+
 def build_frame(results, index, schema, actions, classes):
     """One row per step of each solution; one status row per other instance."""
     records = []
@@ -107,20 +135,25 @@ def build_frame(results, index, schema, actions, classes):
             continue
         costs = result.sequence_cost
         efforts = result.effort.sum(axis=1)
+        plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
             for t in range(length):
                 action = actions[result.order[s, t]]
                 j = action.feature
+                old, new = result.states[s, t, j], result.states[s, t + 1, j]
                 records.append(
                     {
                         "instance": label,
+                        "plan": plans[s],
                         "solution": s,
                         "step": t + 1,
                         "action": action.name,
                         "feature": schema.names[j],
-                        "old_value": schema.decode_value(j, result.states[s, t, j]),
-                        "new_value": schema.decode_value(j, result.states[s, t + 1, j]),
+                        "old_value": display_value(schema, j, old),
+                        "new_value": display_value(schema, j, new),
+                        "old_number": _numeric(schema, j, old),
+                        "new_number": _numeric(schema, j, new),
                         "effort": result.effort[s, t],
                         "discount": result.discount[s, t],
                         "cost": result.effort[s, t] * result.discount[s, t],
@@ -136,14 +169,25 @@ def build_frame(results, index, schema, actions, classes):
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
     dtypes = {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
     frame = frame.astype(dtypes)
-    # raw values keep their own types (an int stays an int) even where status
-    # rows would make from_records infer a float column
-    for name in ("old_value", "new_value"):
-        values = np.empty(len(records), dtype=object)
-        values[:] = [record.get(name, np.nan) for record in records]
-        frame[name] = pd.Series(values, index=frame.index, dtype=object)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
+    frame["feature"] = pd.array(
+        frame["feature"].tolist(), dtype=_label_dtype(schema.names)
+    )
+    frame["target_class"] = pd.array(
+        frame["target_class"].tolist(), dtype=_label_dtype(classes)
+    )
     return frame
+
+
+def _label_dtype(labels):
+    """Numbers keep their (nullable) dtype; other labels are text."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind == "b":
+        return "boolean"
+    if labels.dtype.kind in "iu":
+        unsigned = "U" if labels.dtype.kind == "u" else ""
+        return f"{unsigned}Int{labels.dtype.itemsize * 8}"
+    return labels.dtype if labels.dtype.kind == "f" else "string"
 
 
 def build_states(results, index, schema):
