@@ -1,15 +1,13 @@
-"""The Pareto set of each instance -> rows of the tidy result frame."""
+"""Result objects -> the tidy output frames (formatting only)."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, fields
 
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._search import order_keys
+from sklearn_cscf._result import STATUS_OK, Diagnostics
 
-STATUS_OK = "ok"
-STATUS_NO_COUNTERFACTUAL = "no_counterfactual"
-STATUS_ALREADY_TARGET = "already_target"
+DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 
 COLUMNS = {
     "instance": None,  # dtype of the index of X
@@ -33,65 +31,6 @@ COLUMNS = {
     "target_class": None,  # dtype of the classes
     "status": "string",
 }
-
-
-@dataclass
-class InstanceResult:
-    """The distinct Pareto-optimal sequences found for one instance."""
-
-    x0: np.ndarray  # encoded instance
-    target: int  # index of the target class
-    status: str
-    order: np.ndarray | None = None  # (n_solutions, N), -1 padded
-    lengths: np.ndarray | None = None
-    effort: np.ndarray | None = None
-    discount: np.ndarray | None = None
-    states: np.ndarray | None = None  # (n_solutions, N + 1, d)
-    step_proba: np.ndarray | None = None  # (n_solutions, N), NaN past the end
-    gower: np.ndarray | None = None
-    n_generations: int = 0
-    classifier_seconds: float = 0.0
-    total_seconds: float = 0.0
-
-    @property
-    def n_solutions(self):
-        return 0 if self.order is None else self.order.shape[0]
-
-    @property
-    def sequence_cost(self):
-        return (self.effort * self.discount).sum(axis=1)
-
-    def final_state(self, solution=0):
-        return self.states[solution, self.lengths[solution]]
-
-
-def describe_front(problem, outcome):
-    """Distinct sequences of the front (by actions and order, keeping the
-    cheapest), sorted by cost, with the target probability after each step."""
-    paths = problem.simulate(outcome.keys, record=True)
-    cost = paths.sequence_cost
-    gower = outcome.evaluation.F[:, 1]
-    by_cost = np.lexsort((gower, cost))
-    _, first = np.unique(order_keys(paths.order)[by_cost], return_index=True)
-    chosen = by_cost[np.sort(first)]
-    lengths = paths.lengths[chosen]
-    states = paths.states[chosen]
-    # one classifier call for every step of every chosen sequence
-    steps = np.arange(states.shape[1])[None, :]
-    taken = (steps >= 1) & (steps <= lengths[:, None])
-    _, proba = problem.model.predict(states[taken])
-    step_proba = np.full(taken.shape, np.nan)
-    if proba is not None:
-        step_proba[taken] = proba[:, problem.target]
-    return {
-        "order": paths.order[chosen],
-        "lengths": lengths,
-        "effort": paths.effort[chosen],
-        "discount": paths.discount[chosen],
-        "states": states,
-        "step_proba": step_proba[:, 1:],
-        "gower": gower[chosen],
-    }
 
 
 def plan_ids(order, lengths):
@@ -134,7 +73,8 @@ def build_frame(results, index, schema, actions, classes):
             )
             continue
         costs = result.sequence_cost
-        efforts = result.effort.sum(axis=1)
+        efforts = result.sequence_effort
+        gower = result.objectives["gower_distance"]
         plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
@@ -156,11 +96,11 @@ def build_frame(results, index, schema, actions, classes):
                         "new_number": _numeric(schema, j, new),
                         "effort": result.effort[s, t],
                         "discount": result.discount[s, t],
-                        "cost": result.effort[s, t] * result.discount[s, t],
-                        "target_proba": result.step_proba[s, t],
+                        "cost": result.step_cost[s, t],
+                        "target_proba": result.step_score[s, t],
                         "sequence_cost": costs[s],
                         "sequence_effort": efforts[s],
-                        "gower_distance": result.gower[s],
+                        "gower_distance": gower[s],
                         "length": length,
                         "target_class": target_label,
                         "status": STATUS_OK,
@@ -205,3 +145,20 @@ def build_states(results, index, schema):
     head["instance"] = pd.array(head["instance"].tolist(), dtype=index.dtype)
     head = head.astype({"solution": "Int64", "step": "Int64"})
     return pd.concat([head, frame.reset_index(drop=True)], axis=1)
+
+
+def build_details(results, index):
+    """One row per instance: its status and diagnostics."""
+    rows = [
+        {
+            "instance": label,
+            "status": result.status,
+            "n_solutions": result.n_solutions,
+            **asdict(result.diagnostics),
+        }
+        for label, result in zip(index, results)
+    ]
+    columns = ["instance", "status", "n_solutions", *DIAGNOSTICS]
+    frame = pd.DataFrame.from_records(rows, columns=columns)
+    frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
+    return frame.astype({"status": "string"})

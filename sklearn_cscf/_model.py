@@ -1,15 +1,47 @@
-"""The black box: one call to the classifier for a whole batch of states."""
+"""The black box: batched classifier calls, remembered answers, and the target.
+
+- :class:`ModelAdapter` calls the fitted classifier on encoded states (one call
+  for a whole batch), checks what it returns and counts calls, rows and time.
+- :class:`AnswerMemo` remembers, per instance, the answers to states already
+  asked (by a 64-bit hash of the encoded state), within a bounded size.
+- :func:`ask` answers a batch of states of many instances: remembered states
+  from the memos, every other distinct state in one classifier call.
+- :class:`ClassTarget` says how far an answer is from the class to reach.
+"""
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
+# a state that misses the target class is at least this far from it
+MIN_GAP = 1e-6
+# answers remembered per instance before its memo starts afresh
+MEMO_LIMIT = 50_000
+# probabilities are kept to this many decimals: a model's arithmetic may round
+# the last bits of a row differently in batches of different sizes (BLAS
+# kernels), which must not change which sequences are found or reported
+PROBA_DECIMALS = 10
+
+
+@dataclass
+class Answers:
+    """The classifier's answers for a batch of states."""
+
+    decision: np.ndarray  # (n,) index of the predicted class in classes_
+    proba: np.ndarray | None  # (n, n_classes), None without predict_proba
+
+    def take(self, index):
+        return Answers(
+            self.decision[index], None if self.proba is None else self.proba[index]
+        )
+
 
 class ModelAdapter:
-    """Calls a fitted classifier on encoded states and times the calls.
+    """Calls a fitted classifier on encoded states, and counts the calls.
 
-    Uses ``predict_proba`` when the model has it (the predicted class is its
-    arg-max, so one call gives both), otherwise ``predict``.
+    Uses ``predict_proba`` when the model has it (the decision is its arg-max,
+    so one call gives both), otherwise ``predict``.
     """
 
     def __init__(self, estimator, schema, classes):
@@ -19,27 +51,29 @@ class ModelAdapter:
         self.has_proba = hasattr(estimator, "predict_proba")
         self.seconds = 0.0
         self.n_calls = 0
+        self.n_rows = 0
 
-    def predict(self, states):
-        """Predicted class index and class probabilities (``None`` if absent)."""
+    def answer(self, states):
+        """The classifier's :class:`Answers` for encoded ``states``."""
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
         if self.has_proba:
-            proba = np.asarray(self.estimator.predict_proba(X), dtype=float)
-            out = None
+            out = self.estimator.predict_proba(X)
         else:
-            proba = None
-            out = np.asarray(self.estimator.predict(X))
+            out = self.estimator.predict(X)
         self.seconds += time.perf_counter() - start
         self.n_calls += 1
-        if proba is not None:
+        self.n_rows += states.shape[0]
+        if self.has_proba:
+            proba = np.asarray(out, dtype=float)
             if proba.shape != (states.shape[0], self.classes.shape[0]):
                 raise ValueError(
                     "predict_proba of the estimator returned shape "
                     f"{proba.shape}; expected ({states.shape[0]}, "
                     f"{self.classes.shape[0]}) (rows, classes_)."
                 )
-            return proba.argmax(axis=1), proba
+            return Answers(proba.argmax(axis=1), np.round(proba, PROBA_DECIMALS))
+        out = np.asarray(out)
         match = out[:, None] == self.classes[None, :]
         if not match.any(axis=1).all():
             unknown = out[~match.any(axis=1)][:3]
@@ -47,19 +81,181 @@ class ModelAdapter:
                 f"predict returned labels {unknown.tolist()} that are not in "
                 f"classes_ {self.classes.tolist()}."
             )
-        return match.argmax(axis=1), None
+        return Answers(match.argmax(axis=1), None)
 
 
-def target_gap(predicted, proba, target):
-    """How far each state is from being classified as ``target`` (0 if it is).
+# ---------------------------------------------------------------------- #
+# remembered answers
+# ---------------------------------------------------------------------- #
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
 
-    With probabilities: the lead of the best other class over the target; a
-    positive floor keeps every misclassified state above 0.
+
+def _mix(z):
+    """splitmix64's finaliser, element-wise on uint64 (wrapping)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX_1
+    z = (z ^ (z >> np.uint64(27))) * _MIX_2
+    return z ^ (z >> np.uint64(31))
+
+
+def state_hashes(states):
+    """A 64-bit hash of each encoded state (row); equal states hash equally.
+
+    ``-0.0`` and ``0.0`` hash alike, and so do all NaNs. Each column is mixed
+    with its own salt, so states differing in any value almost surely differ.
     """
-    reached = predicted == target
-    if proba is None:
-        return np.where(reached, 0.0, 1.0)
-    others = proba.copy()
-    others[:, target] = -np.inf
-    lead = others.max(axis=1) - proba[:, target]
-    return np.where(reached, 0.0, np.maximum(lead, 0.0) + 1e-6)
+    states = np.where(np.isnan(states), np.nan, states) + 0.0
+    bits = np.ascontiguousarray(states).view(np.uint64)
+    salts = _mix(np.arange(1, states.shape[1] + 1, dtype=np.uint64))
+    return np.bitwise_xor.reduce(_mix(bits ^ salts), axis=1)
+
+
+class AnswerMemo:
+    """The answers already given for one instance's states, by state hash.
+
+    Holds at most ``limit`` answers; when full, it starts afresh (it is only
+    a cache: a forgotten state is asked again).
+    """
+
+    def __init__(self, n_classes, limit=MEMO_LIMIT):
+        self.limit = limit
+        self.n_classes = n_classes
+        self._clear()
+
+    def _clear(self):
+        self.hashes = np.empty(0, dtype=np.uint64)  # sorted
+        self.slots = np.empty(0, dtype=np.intp)  # row of each hash in the store
+        self.decision = np.empty(0, dtype=np.intp)
+        self.proba = np.empty((0, self.n_classes))
+
+    def __len__(self):
+        return self.hashes.shape[0]
+
+    def lookup(self, hashes):
+        """Store row of each hash, ``-1`` where it is not remembered."""
+        position = np.searchsorted(self.hashes, hashes)
+        position = np.minimum(position, len(self) - 1)
+        if len(self) == 0:
+            return np.full(hashes.shape, -1, dtype=np.intp)
+        found = self.hashes[position] == hashes
+        return np.where(found, self.slots[position], -1)
+
+    def insert(self, hashes, answers):
+        """Remember the answers to the states of ``hashes`` (sorted, distinct,
+        not yet remembered)."""
+        if len(self) + hashes.shape[0] > self.limit:
+            self._clear()
+        first = self.decision.shape[0]
+        slots = np.arange(first, first + hashes.shape[0])
+        self.decision = np.concatenate([self.decision, answers.decision])
+        if answers.proba is not None:
+            self.proba = np.concatenate([self.proba, answers.proba])
+        # sorted new hashes at non-decreasing positions keep the order sorted
+        position = np.searchsorted(self.hashes, hashes)
+        self.hashes = np.insert(self.hashes, position, hashes)
+        self.slots = np.insert(self.slots, position, slots)
+
+    def answers(self, slots):
+        proba = self.proba[slots] if self.proba.shape[0] else None
+        return Answers(self.decision[slots], proba)
+
+
+@dataclass
+class Usage:
+    """What one instance cost the classifier."""
+
+    n_calls: int = 0  # calls holding at least one of its states
+    n_rows: int = 0  # its states sent to the classifier
+    n_asked: int = 0  # its states asked for (sent or remembered)
+    seconds: float = 0.0  # its share (by rows) of the calls' time
+
+
+def ask(model, memos, usage, groups, states):
+    """Answers for ``states`` of several instances, in at most one model call.
+
+    Parameters
+    ----------
+    model : ModelAdapter
+    memos : list of AnswerMemo
+        One per instance of the block.
+    usage : list of Usage
+        One per instance of the block; updated.
+    groups : list of (member, slice)
+        The rows of ``states`` belonging to each instance (block member).
+    states : ndarray of shape (n, n_features)
+
+    Returns
+    -------
+    Answers
+    """
+    n = states.shape[0]
+    hashes = state_hashes(states)
+    decision = np.empty(n, dtype=np.intp)
+    proba = np.empty((n, model.classes.shape[0])) if model.has_proba else None
+    known = np.zeros(n, dtype=bool)
+    for member, rows in groups:
+        slots = memos[member].lookup(hashes[rows])
+        hit = slots >= 0
+        remembered = memos[member].answers(slots[hit])
+        index = np.arange(n)[rows][hit]
+        decision[index] = remembered.decision
+        if proba is not None:
+            proba[index] = remembered.proba
+        known[index] = True
+        usage[member].n_asked += slots.shape[0]
+    novel = np.flatnonzero(~known)
+    if novel.size == 0:
+        return Answers(decision, proba)
+    # each distinct new state is asked once, whichever instance reached it
+    _, first, inverse = np.unique(hashes[novel], return_index=True, return_inverse=True)
+    sent = novel[first]
+    seconds = model.seconds
+    fresh = model.answer(states[sent])
+    seconds = model.seconds - seconds
+    decision[novel] = fresh.decision[inverse]
+    if proba is not None:
+        proba[novel] = fresh.proba[inverse]
+    owner = np.empty(n, dtype=np.intp)
+    for member, rows in groups:
+        owner[rows] = member
+    counts = np.bincount(owner[sent], minlength=len(memos))
+    for member, rows in groups:
+        mine = novel[(novel >= rows.start) & (novel < rows.stop)]
+        if mine.size:
+            new_hashes, where = np.unique(hashes[mine], return_index=True)
+            memos[member].insert(new_hashes, Answers(decision, proba).take(mine[where]))
+        if counts[member]:
+            record = usage[member]
+            record.n_calls += 1
+            record.n_rows += int(counts[member])
+            record.seconds += seconds * counts[member] / sent.size
+    return Answers(decision, proba)
+
+
+# ---------------------------------------------------------------------- #
+# the target
+# ---------------------------------------------------------------------- #
+class ClassTarget:
+    """Reach a class: the model's decision must be the target class.
+
+    Each instance has its target class (an index into ``classes_``); the gap
+    of a state is 0 when the model assigns it to that class, otherwise the
+    lead of the most probable other class over it (at least ``MIN_GAP``), or
+    1 for a model without probabilities. The reported score of a state is the
+    probability of the target class.
+    """
+
+    def gap(self, answers, target):
+        reached = answers.decision == target
+        if answers.proba is None:
+            return np.where(reached, 0.0, 1.0)
+        rows = np.arange(target.shape[0])
+        others = answers.proba.copy()
+        others[rows, target] = -np.inf
+        lead = others.max(axis=1) - answers.proba[rows, target]
+        return np.where(reached, 0.0, np.maximum(lead, 0.0) + MIN_GAP)
+
+    def score(self, answers, target):
+        if answers.proba is None:
+            return np.full(target.shape[0], np.nan)
+        return answers.proba[np.arange(target.shape[0]), target]

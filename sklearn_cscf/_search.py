@@ -1,10 +1,16 @@
-"""Multi-objective BRKGA over random keys, for one instance (pymoo stays here).
+"""Multi-objective BRKGA over random keys as an ask/tell stepper (pymoo stays here).
+
+:class:`BRKGA` holds one instance's population, elites and termination. It
+proposes genotypes (:meth:`BRKGA.ask`) and is told their evaluation
+(:meth:`BRKGA.tell`); it knows nothing of actions, states or the model, so a
+driver can step many instances together and ask the classifier once per
+generation for all of them.
 
 Each generation: the elites (feasible, non-dominated, distinct decoded
 sequences, capped by crowding distance) survive unchanged; offspring come from
 biased crossover of a random elite and a random non-elite, taking each key from
 the elite with probability ``crossover_bias``; fresh random mutants fill the
-rest. Only new individuals are evaluated, in one classifier call.
+rest. Only new individuals are evaluated.
 """
 
 from dataclasses import dataclass
@@ -14,10 +20,6 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
     calc_crowding_distance,
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
-
-from sklearn_cscf._model import target_gap
-from sklearn_cscf._objectives import gower_distance, tweak_counts
-from sklearn_cscf._simulation import simulate
 
 
 @dataclass
@@ -35,83 +37,24 @@ class SearchSettings:
 class Evaluation:
     """Objectives and feasibility of a batch of genotypes."""
 
-    F: np.ndarray  # (n, n_objectives)
+    F: np.ndarray  # (n, n_objective_columns), all minimised
     gap: np.ndarray  # (n,) constraint violation: target gap + invalid steps
-    feasible: np.ndarray  # (n,)
     sequence_key: np.ndarray  # (n,) bytes identifying the decoded sequence
 
+    @property
+    def feasible(self):
+        return self.gap == 0
+
     def take(self, index):
-        return Evaluation(
-            self.F[index],
-            self.gap[index],
-            self.feasible[index],
-            self.sequence_key[index],
-        )
+        return Evaluation(self.F[index], self.gap[index], self.sequence_key[index])
 
     @staticmethod
-    def concatenate(first, second):
+    def concatenate(parts):
         return Evaluation(
-            np.concatenate([first.F, second.F]),
-            np.concatenate([first.gap, second.gap]),
-            np.concatenate([first.feasible, second.feasible]),
-            np.concatenate([first.sequence_key, second.sequence_key]),
+            np.concatenate([p.F for p in parts]),
+            np.concatenate([p.gap for p in parts]),
+            np.concatenate([p.sequence_key for p in parts]),
         )
-
-
-class Problem:
-    """The search problem of one instance (Eq. 3)."""
-
-    def __init__(self, x0, target, actions, graph, schema, model, affects, settings):
-        self.x0 = x0
-        self.target = target
-        self.actions = actions
-        self.graph = graph
-        self.schema = schema
-        self.model = model
-        self.affects = affects
-        self.settings = settings
-        self.n_keys = 2 * len(actions)
-        self.x0_taus = graph.edge_values(x0[None, :])
-
-    def simulate(self, keys, record=False):
-        return simulate(
-            self.x0,
-            keys,
-            self.actions,
-            self.graph,
-            max_length=self.settings.max_sequence_length,
-            record=record,
-            x0_taus=self.x0_taus,
-        )
-
-    def evaluate(self, keys):
-        """Objectives and constraints of each genotype: one classifier call."""
-        paths = self.simulate(keys)
-        predicted, proba = self.model.predict(paths.final)
-        gap = target_gap(predicted, proba, self.target) + paths.violations
-        F = np.column_stack(
-            [
-                paths.sequence_cost,
-                gower_distance(self.x0, paths.final, self.schema),
-                tweak_counts(paths.order, self.affects),
-            ]
-        )
-        return Evaluation(F, gap, gap == 0, _sequence_keys(paths))
-
-
-def _sequence_keys(paths):
-    """Bytes that are equal exactly when two decoded sequences are equal."""
-    values = np.where(np.isnan(paths.new_values), -np.inf, paths.new_values)
-    rows = np.hstack([paths.order.astype(float), np.round(values, 9) + 0.0])
-    rows = np.ascontiguousarray(rows)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-
-
-def order_keys(order):
-    """Bytes that are equal exactly when two sequences use the same actions in
-    the same order."""
-    rows = np.ascontiguousarray(order.astype(np.int64))
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
 def first_occurrences(keys):
@@ -129,9 +72,10 @@ def pareto_front(evaluation):
     return distinct[find_non_dominated(evaluation.F[distinct])]
 
 
-def select_elites(evaluation, max_elites):
+def select_elites(evaluation, max_elites, cost_column=0):
     """Elites: the Pareto front capped by crowding distance; without any
-    feasible individual, the distinct ones closest to feasibility."""
+    feasible individual, the distinct ones closest to feasibility (then the
+    cheapest)."""
     front = pareto_front(evaluation)
     if front.size:
         if front.size > max_elites:
@@ -140,7 +84,7 @@ def select_elites(evaluation, max_elites):
             front = np.sort(front[keep])
         return front
     distinct = first_occurrences(evaluation.sequence_key)
-    ranked = np.lexsort((evaluation.F[distinct, 0], evaluation.gap[distinct]))
+    ranked = np.lexsort((evaluation.F[distinct, cost_column], evaluation.gap[distinct]))
     return np.sort(distinct[ranked[:max_elites]])
 
 
@@ -157,52 +101,108 @@ def biased_crossover(elite_keys, other_keys, n_offspring, bias, rng):
     return np.where(from_elite, elite_keys[elite], other_keys[other])
 
 
-@dataclass
-class SearchOutcome:
-    keys: np.ndarray  # genotypes of the final Pareto front
-    evaluation: Evaluation
-    n_generations: int
+class BRKGA:
+    """The search of one instance, stepped from outside.
 
+    Parameters
+    ----------
+    n_keys : int
+        Random keys per genotype (twice the number of actions).
+    settings : SearchSettings
+    rng : numpy.random.Generator
+        The instance's own generator.
+    cost_column : int, default=0
+        The column of ``F`` that ranks infeasible individuals with equal gaps
+        (the sequence cost).
 
-def run_brkga(problem, rng):
-    """Run the search and return the final Pareto front."""
-    settings = problem.settings
-    size = settings.population_size
-    n_mutants = int(round(settings.mutant_fraction * size))
-    max_elites = max(1, int(settings.elite_fraction * size))
-    keys = rng.random((size, problem.n_keys))
-    evaluation = problem.evaluate(keys)
-    unchanged, previous, generation = 0, None, 1
-    while generation < settings.n_generations:
-        elites = select_elites(evaluation, max_elites)
-        if settings.n_iter_no_change is not None:
-            signature = np.sort(evaluation.sequence_key[elites]).tobytes()
-            unchanged = unchanged + 1 if signature == previous else 0
-            previous = signature
-            if unchanged >= settings.n_iter_no_change:
-                break
-        others = np.setdiff1d(np.arange(keys.shape[0]), elites, assume_unique=True)
+    Examples
+    --------
+    >>> import numpy as np
+    >>> search = BRKGA(4, SearchSettings(population_size=6, n_generations=2),
+    ...                np.random.default_rng(0))
+    >>> while not search.done:
+    ...     keys = search.ask()
+    ...     cost = keys[:, :2].sum(axis=1, keepdims=True)
+    ...     search.tell(Evaluation(cost, np.zeros(len(keys)), keys[:, 0].copy()))
+    >>> search.generation
+    2
+    """
+
+    def __init__(self, n_keys, settings, rng, cost_column=0):
+        self.n_keys = n_keys
+        self.settings = settings
+        self.rng = rng
+        self.cost_column = cost_column
+        size = settings.population_size
+        self.n_mutants = int(round(settings.mutant_fraction * size))
+        self.max_elites = max(1, int(settings.elite_fraction * size))
+        self.generation = 0
+        self.done = False
+        self.keys = None
+        self.evaluation = None
+        self._elites = None
+        self._asked = None
+        self._unchanged = 0
+        self._signature = None
+
+    def ask(self):
+        """The genotypes to evaluate next."""
+        if self.done:
+            raise RuntimeError("The search is over; read its result.")
+        if self.keys is None:
+            asked = self.rng.random((self.settings.population_size, self.n_keys))
+        else:
+            asked = self._offspring()
+        self._asked = asked
+        return asked
+
+    def _offspring(self):
+        size = self.settings.population_size
+        elites = self._elites
+        others = np.setdiff1d(np.arange(self.keys.shape[0]), elites, assume_unique=True)
         n_new = size - elites.size
-        n_mut = min(n_mutants, n_new)
-        n_offspring = n_new - n_mut
+        n_mutants = min(self.n_mutants, n_new)
+        n_offspring = n_new - n_mutants
         if others.size == 0:  # the whole population is elite: only mutants
-            n_offspring, n_mut = 0, n_new
-        new_keys = np.vstack(
+            n_offspring, n_mutants = 0, n_new
+        return np.vstack(
             [
                 biased_crossover(
-                    keys[elites],
-                    keys[others],
+                    self.keys[elites],
+                    self.keys[others],
                     n_offspring,
-                    settings.crossover_bias,
-                    rng,
+                    self.settings.crossover_bias,
+                    self.rng,
                 ),
-                rng.random((n_mut, problem.n_keys)),
+                self.rng.random((n_mutants, self.n_keys)),
             ]
         )
-        keys = np.vstack([keys[elites], new_keys])
-        evaluation = Evaluation.concatenate(
-            evaluation.take(elites), problem.evaluate(new_keys)
-        )
-        generation += 1
-    front = pareto_front(evaluation)
-    return SearchOutcome(keys[front], evaluation.take(front), generation)
+
+    def tell(self, evaluation):
+        """Take the evaluation of the genotypes of the last :meth:`ask`."""
+        if self.keys is None:
+            self.keys, self.evaluation = self._asked, evaluation
+        else:
+            elites = self._elites
+            self.keys = np.vstack([self.keys[elites], self._asked])
+            self.evaluation = Evaluation.concatenate(
+                [self.evaluation.take(elites), evaluation]
+            )
+        self._asked = None
+        self.generation += 1
+        if self.generation >= self.settings.n_generations:
+            self.done = True
+            return
+        self._elites = select_elites(self.evaluation, self.max_elites, self.cost_column)
+        if self.settings.n_iter_no_change is not None:
+            signature = np.sort(self.evaluation.sequence_key[self._elites]).tobytes()
+            same = signature == self._signature
+            self._unchanged = self._unchanged + 1 if same else 0
+            self._signature = signature
+            if self._unchanged >= self.settings.n_iter_no_change:
+                self.done = True
+
+    def result(self):
+        """Genotypes and evaluation of the final Pareto front."""
+        front = pareto_front(self.evaluation)
+        return self.keys[front], self.evaluation.take(front)

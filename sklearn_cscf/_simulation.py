@@ -1,7 +1,9 @@
-"""Apply decoded sequences to an instance: states, efforts, discounts, validity.
+"""Apply decoded sequences to their start states: states, efforts, discounts,
+validity.
 
-The loop runs over steps and, within a step, over the actions used at that
-step; each action is applied to all candidates that use it there at once.
+The candidates may come from many instances at once. The loop runs over
+batches of (candidate, step) pairs that use the same action (see
+:func:`schedule`); each action is applied to all candidates of a batch at once.
 """
 
 from dataclasses import dataclass
@@ -10,10 +12,13 @@ import numpy as np
 
 from sklearn_cscf._decoding import decode_order, value_keys
 
+# decoded values equal to this many decimals make the same sequence
+VALUE_DECIMALS = 9
+
 
 @dataclass
 class Trajectories:
-    """Outcome of simulating many sequences from one instance."""
+    """Outcome of simulating many sequences, each from its start state."""
 
     order: np.ndarray  # (n, N) action indices in order, -1 padded
     lengths: np.ndarray  # (n,)
@@ -35,6 +40,26 @@ class Trajectories:
     @property
     def sequence_effort(self):
         return self.effort.sum(axis=1)
+
+    def sequence_keys(self):
+        """Bytes that are equal exactly when two decoded sequences are equal
+        (same actions, order, and values to ``VALUE_DECIMALS`` decimals)."""
+        values = np.where(np.isnan(self.new_values), -np.inf, self.new_values)
+        rows = np.hstack(
+            [self.order.astype(float), np.round(values, VALUE_DECIMALS) + 0.0]
+        )
+        return _row_bytes(rows)
+
+
+def _row_bytes(rows):
+    rows = np.ascontiguousarray(rows)
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def order_keys(order):
+    """Bytes that are equal exactly when two sequences use the same actions in
+    the same order."""
+    return _row_bytes(order.astype(np.int64))
 
 
 def schedule(order, n_actions):
@@ -65,17 +90,21 @@ def schedule(order, n_actions):
     return rows, steps, starts, ends, order[rows[starts], steps[starts]]
 
 
-def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=None):
-    """Decode ``keys`` and apply each sequence to the encoded instance ``x0``.
+def simulate(
+    starts, keys, actions, graph, *, max_length=None, record=False, start_discounts=None
+):
+    """Decode ``keys`` and apply each sequence to its start state.
 
-    The steps of all candidates are applied in batches (see :func:`schedule`):
-    each batch applies one action to many candidates at once, with one call of
-    each of the action's callables.
+    The candidates may come from many instances: row ``r`` of ``keys`` is
+    applied to row ``r`` of ``starts``. The steps of all candidates are applied
+    in batches (see :func:`schedule`): each batch applies one action to many
+    candidates at once, with one call of each of the action's callables.
 
     Parameters
     ----------
-    x0 : ndarray of shape (n_features,)
-        Encoded instance.
+    starts : ndarray of shape (n, n_features) or (n_features,)
+        Encoded start state (the instance) of each candidate, or one start
+        state for all.
     keys : ndarray of shape (n, 2 * n_actions)
         Random-key genotypes.
     actions : list of CompiledAction
@@ -83,8 +112,9 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
     max_length : int, default=None
     record : bool, default=False
         Also keep the state after every step.
-    x0_taus : ndarray of shape (1, n_edges), default=None
-        ``graph.edge_values`` of ``x0``, when already known.
+    start_discounts : ndarray of shape (n, n_actions), default=None
+        The discount of each action on each candidate's start state, when
+        already known (a first step needs no tau call then).
 
     Returns
     -------
@@ -92,20 +122,17 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
     """
     n_actions = len(actions)
     order, lengths = decode_order(keys, n_actions, max_length)
-    n = keys.shape[0]
-    rows, steps, starts, ends, batch_actions = schedule(order, n_actions)
+    n, d = keys.shape[0], np.shape(starts)[-1]
+    rows, steps, starts_at, ends, batch_actions = schedule(order, n_actions)
     step_actions = order[rows, steps]
     step_keys = value_keys(keys, n_actions)[rows, step_actions]
     # per (candidate, step), in batch order
-    after = np.empty((rows.shape[0], x0.shape[0]))
+    after = np.empty((rows.shape[0], d))
     step_effort = np.empty(rows.shape[0])
     step_discount = np.ones(rows.shape[0])
     step_valid = np.empty(rows.shape[0], dtype=bool)
-    state = np.repeat(x0[None, :], n, axis=0)
-    if x0_taus is None:
-        x0_taus = graph.edge_values(x0[None, :])
-    x0_discounts = (x0_taus @ graph.edge_weights.T)[0]
-    for i, start, end in zip(batch_actions.tolist(), starts.tolist(), ends.tolist()):
+    state = np.array(np.broadcast_to(starts, (n, d)), dtype=float)
+    for i, start, end in zip(batch_actions.tolist(), starts_at.tolist(), ends.tolist()):
         batch = slice(start, end)
         candidates = rows[batch]
         before = state[candidates]
@@ -118,10 +145,9 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
             step_valid[batch],
         )
         if graph.has_target[i]:  # tau is evaluated on the state before the step
-            if steps[batch].any():
-                step_discount[batch] = graph.action_discount(before, i)
-            else:  # every candidate is still at x0
-                step_discount[batch] = x0_discounts[i]
+            step_discount[batch] = _discounts(
+                graph, i, before, candidates, steps[batch], start_discounts
+            )
         state[candidates] = after[batch]
     effort = np.zeros((n, n_actions))
     effort[rows, steps] = step_effort
@@ -133,8 +159,8 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
     violations = np.bincount(rows, weights=~step_valid, minlength=n).astype(np.intp)
     states = None
     if record:
-        states = np.empty((n, n_actions + 1, x0.shape[0]))
-        states[:, 0] = x0
+        states = np.empty((n, n_actions + 1, d))
+        states[:, 0] = starts
         states[rows, steps + 1] = after
         # past the end of a sequence its state stays the final one
         finished = np.arange(n_actions + 1)[None, :] > lengths[:, None]
@@ -149,3 +175,16 @@ def simulate(x0, keys, actions, graph, max_length=None, record=False, x0_taus=No
         violations=violations,
         states=states,
     )
+
+
+def _discounts(graph, action, before, candidates, steps, start_discounts):
+    """Eq. 2 for one batch; first steps take the known start discounts."""
+    if start_discounts is None:
+        return graph.action_discount(before, action)
+    first = steps == 0
+    if first.all():
+        return start_discounts[candidates, action]
+    discount = start_discounts[candidates, action]
+    later = ~first
+    discount[later] = graph.action_discount(before[later], action)
+    return discount

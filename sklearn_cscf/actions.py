@@ -272,6 +272,21 @@ class RangeSpace:
         values = np.minimum(np.maximum(self.low + k * self.step, low), low + width)
         return np.where(valid, values, current), valid
 
+    def least_change_key(self, current):
+        """The value key that changes ``current`` least (NaN if none does)."""
+        if self.direction == "increase":
+            key = np.zeros(current.shape)
+        elif self.direction == "decrease":
+            key = np.ones(current.shape)
+        elif not self.span > 0:
+            key = np.full(current.shape, np.nan)
+        elif self.step is None:
+            key = np.clip((current - self.low) / self.span, 0.0, 1.0)
+        else:  # the middle of the key interval of the nearest grid point
+            k = np.clip(np.round((current - self.low) / self.step), 0, self.top)
+            key = (k + 0.5) / (self.top + 1)
+        return np.where(np.isnan(current), np.nan, key)
+
     def describe(self):
         return (self.low, self.high)
 
@@ -314,6 +329,24 @@ class DiscreteSpace:
         index = start + np.minimum((keys * n).astype(np.intp), n - 1)
         index[~valid] = 0  # any in-bounds index: these values are not used
         return np.where(valid, self.values[index], current), valid
+
+    def least_change_key(self, current):
+        """The value key that changes ``current`` least (NaN if none does):
+        the nearest later (earlier) value for ``"increase"`` (``"decrease"``),
+        the nearest number for ``"any"``; unordered categories have none."""
+        if self.direction == "increase":
+            key = np.zeros(current.shape)
+        elif self.direction == "decrease":
+            key = np.ones(current.shape)
+        elif self.rank_of_code is not None:
+            key = np.full(current.shape, np.nan)
+        else:
+            n_all = self.values.shape[0]
+            nearest = np.abs(current[:, None] - self.values[None, :]).argmin(axis=1)
+            key = (nearest + 0.5) / n_all
+        if self.rank_of_code is None:
+            return np.where(np.isnan(current), np.nan, key)
+        return np.where(current < 0, np.nan, key)
 
 
 class CompiledAction:

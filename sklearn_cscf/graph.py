@@ -228,4 +228,21 @@ class CompiledGraph:
         edges = self.action_edges[action]
         if not edges.size:
             return np.ones(before.shape[0])
-        return self.edge_values(before, edges) @ self.edge_weights[action, edges]
+        return _weighted(
+            self.edge_values(before, edges), self.edge_weights[action, edges]
+        )
+
+    def discounts(self, states):
+        """Eq. 2 for every action on each state: shape ``(n, n_actions)``."""
+        discounts = np.ones((states.shape[0], self.edge_weights.shape[0]))
+        if self.edges:
+            taus = self.edge_values(states)
+            for action in np.flatnonzero(self.has_target).tolist():
+                discounts[:, action] = _weighted(taus, self.edge_weights[action])
+        return discounts
+
+
+def _weighted(values, weights):
+    """``values @ weights`` summed in a fixed order, whatever the number of rows
+    (a BLAS product may round a row differently in a different batch)."""
+    return (values * weights).sum(axis=1)

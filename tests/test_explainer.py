@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
+from sklearn_cscf._refine import MAX_BISECTIONS
 
 REQUIRED_COLUMNS = [
     "instance",
@@ -408,52 +409,86 @@ def test_row_alone_equals_row_inside_a_batch(credit_fitted, credit_rejected):
 
 
 # ---------------------------------------------------------------------- #
-# one classifier call per generation
+# classifier calls: one per generation for a whole block, never a state twice
 # ---------------------------------------------------------------------- #
+class RecordingClassifier(CountingClassifier):
+    """Also keeps every row it was asked about."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.rows = []
+
+    def predict_proba(self, X):
+        self.rows.append(X.copy())
+        return super().predict_proba(X)
+
+
 @pytest.mark.parametrize("elite_fraction", [0.2, 0.02])
-def test_one_classifier_call_per_generation(
+def test_one_classifier_call_per_generation_and_no_state_asked_twice(
     credit_data, credit_model, credit_actions, credit_rejected, elite_fraction
 ):
     X, _ = credit_data
     size, generations = 50, 9
-    counter = CountingClassifier(credit_model)
+    recorder = RecordingClassifier(credit_model)
     explainer = credit_explainer(
-        counter,
+        recorder,
         credit_actions,
         population_size=size,
         n_generations=generations,
         elite_fraction=elite_fraction,
+        refine=False,
     ).fit(X)
-    counter.batch_sizes.clear()
-    frame = explainer.explain(credit_rejected.iloc[:1])
+    recorder.batch_sizes.clear()
+    recorder.rows.clear()
+    frame, details = explainer.explain(credit_rejected.iloc[:1], return_details=True)
     assert (frame["status"] == "ok").all()
 
-    calls = counter.batch_sizes
-    assert len(calls) == 1 + generations + 1
-    assert calls[0] == 1  # which rows need recourse
-    assert calls[1] == size  # the random initial population
-    max_elites = max(1, int(elite_fraction * size))
-    for n_new in calls[2:-1]:
-        assert size - max_elites <= n_new <= size - 1
-    if max_elites == 1:
-        assert calls[2:-1] == [size - 1] * (generations - 1)
-    # the step probabilities of every returned step, in one call
-    assert calls[-1] == int((frame["status"] == "ok").sum())
+    calls = recorder.batch_sizes
+    # which rows need recourse; at most one call per generation; the states
+    # after every step of the reported sequences
+    assert calls[0] == 1
+    assert 1 + 1 + 1 <= len(calls) <= 1 + generations + 1
+    assert calls[1] <= size  # the distinct states of the initial population
+    asked = pd.concat(recorder.rows[1:], ignore_index=True)
+    assert not asked.duplicated().any()  # remembered states are not asked again
+    # fewer rows than population x generations: elites and repeated states
+    assert len(asked) < size * generations
+    assert details["n_model_rows"].tolist() == [len(asked)]
+    assert details["n_model_calls"].tolist() == [len(calls) - 1]
+    assert details["n_generations"].tolist() == [generations]
 
 
-def test_classifier_calls_for_a_batch(
-    credit_data, credit_model, credit_actions, credit_rejected, credit_accepted
+@pytest.mark.parametrize("refine", [False, True])
+def test_a_block_of_instances_shares_each_classifier_call(
+    credit_data, credit_model, credit_actions, credit_rejected, credit_accepted, refine
 ):
     X, _ = credit_data
-    counter = CountingClassifier(credit_model)
+    generations = 5
+    recorder = RecordingClassifier(credit_model)
     explainer = credit_explainer(
-        counter, credit_actions, population_size=30, n_generations=5
+        recorder,
+        credit_actions,
+        population_size=30,
+        n_generations=generations,
+        refine=refine,
     ).fit(X)
-    batch = pd.concat([credit_rejected.iloc[:2], credit_accepted.iloc[:1]])
-    counter.batch_sizes.clear()
+    batch = pd.concat([credit_rejected.iloc[:4], credit_accepted.iloc[:1]])
+    recorder.batch_sizes.clear()
     explainer.explain(batch)
-    assert counter.batch_sizes[0] == 3
-    assert len(counter.batch_sizes) == 1 + 2 * (5 + 1)
+    assert recorder.batch_sizes[0] == 5  # which rows need recourse
+    n_actions = len(credit_actions)
+    # refinement: per step position, the least change and the bisection
+    # rounds; one round dropping each step; one final judgement
+    refinement = n_actions * (1 + MAX_BISECTIONS) + n_actions + 1 if refine else 0
+    # four instances in one block: the calls of one instance, not four times
+    together = len(recorder.batch_sizes)
+    assert together <= 1 + generations + refinement + 1
+
+    explainer.set_params(batch_size=1)  # four blocks of one instance
+    recorder.batch_sizes.clear()
+    explainer.explain(batch)
+    assert len(recorder.batch_sizes) >= 1 + 4 * generations
+    assert len(recorder.batch_sizes) > together
 
 
 # ---------------------------------------------------------------------- #

@@ -12,7 +12,6 @@ from sklearn_cscf._objectives import affect_matrix, gower_distance, tweak_counts
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import (
     Evaluation,
-    _sequence_keys,
     biased_crossover,
     pareto_front,
     select_elites,
@@ -84,9 +83,9 @@ def evaluation(F, feasible, keys, gap=None):
     feasible = np.asarray(feasible, dtype=bool)
     if gap is None:
         gap = np.where(feasible, 0.0, 1.0)
-    return Evaluation(
-        F, np.asarray(gap, dtype=float), feasible, np.array(keys, dtype=bytes)
-    )
+    gap = np.asarray(gap, dtype=float)
+    assert np.array_equal(gap == 0, feasible)
+    return Evaluation(F, gap, np.array(keys, dtype=bytes))
 
 
 def test_pareto_front_feasible_non_dominated_distinct():
@@ -195,7 +194,7 @@ def test_sequence_keys_identify_decoded_sequences():
             [0.2, 0.1, 0.3, 0.2],  # <(up_b, 0.2), (up_a, 3)>
         ]
     )
-    seq = _sequence_keys(simulate(x0, keys, actions, graph))
+    seq = simulate(x0, keys, actions, graph).sequence_keys()
     assert seq[0] == seq[1]
     assert len({bytes(k) for k in seq}) == 4
 

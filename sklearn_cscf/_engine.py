@@ -1,0 +1,309 @@
+"""The lock-step engine: a block of instances searched generation by generation.
+
+Every instance of a :class:`Block` has its own :class:`~sklearn_cscf._search.BRKGA`
+(its own population, generator and termination). Each generation, the block
+collects what every unfinished search asks for, simulates all those genotypes
+at once, answers remembered states from each instance's memo and asks the
+classifier about every other distinct state in **one** call, then tells each
+search its evaluation. Each instance's result depends only on its own row and
+seed, never on the other members of its block.
+
+After the search, the final fronts are refined (:mod:`~sklearn_cscf._refine`)
+and turned into :class:`~sklearn_cscf._result.InstanceResult` objects: distinct
+sequences (by actions and order, the cheapest of each), the state and the
+target score after every step, the objective values by name, and diagnostics.
+"""
+
+import hashlib
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import cloudpickle
+import numpy as np
+
+from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._model import AnswerMemo, ModelAdapter, Usage, ask
+from sklearn_cscf._objectives import (
+    Candidates,
+    evaluate_objectives,
+    objective_slices,
+)
+from sklearn_cscf._refine import refine
+from sklearn_cscf._result import (
+    STATUS_NO_COUNTERFACTUAL,
+    STATUS_OK,
+    Diagnostics,
+    InstanceResult,
+)
+from sklearn_cscf._search import BRKGA, Evaluation
+from sklearn_cscf._simulation import order_keys, simulate
+
+
+@dataclass
+class Problem:
+    """What the searches of every instance share (sent once to each worker)."""
+
+    schema: object  # FeatureSchema
+    actions: list  # CompiledAction
+    graph: object  # CompiledGraph
+    objectives: list  # Objective
+    target: object  # e.g. ClassTarget
+    settings: object  # SearchSettings
+    estimator: object
+    classes: np.ndarray
+    refine: bool = True
+
+    @property
+    def n_actions(self):
+        return len(self.actions)
+
+    @property
+    def slices(self):
+        return objective_slices(self.objectives)
+
+
+def _groups(members, counts):
+    """``(member, slice)`` of each member's rows in a concatenated batch."""
+    ends = np.cumsum(counts)
+    return [
+        (member, slice(int(end - count), int(end)))
+        for member, count, end in zip(members, counts, ends)
+    ]
+
+
+class Block:
+    """Instances searched together, sharing one classifier call per generation.
+
+    Parameters
+    ----------
+    problem : Problem
+    x0 : ndarray of shape (n_instances, n_features)
+        The encoded instances.
+    targets : ndarray of shape (n_instances,)
+        Index of each instance's target class.
+    seeds : list of numpy.random.SeedSequence
+        Each instance's seed.
+    """
+
+    def __init__(self, problem, x0, targets, seeds):
+        self.problem = problem
+        self.x0 = np.asarray(x0, dtype=float)
+        self.targets = np.asarray(targets, dtype=np.intp)
+        self.seeds = seeds
+        self.model = ModelAdapter(problem.estimator, problem.schema, problem.classes)
+        self.start_discounts = problem.graph.discounts(self.x0)
+        n = self.x0.shape[0]
+        self.memos = [AnswerMemo(problem.classes.shape[0]) for _ in range(n)]
+        self.usage = [Usage() for _ in range(n)]
+
+    def __len__(self):
+        return self.x0.shape[0]
+
+    # ------------------------------------------------------------------ #
+    def simulate(self, owner, keys, record=False):
+        """Trajectories of genotypes ``keys``, row ``r`` from instance ``owner[r]``."""
+        problem = self.problem
+        return simulate(
+            self.x0[owner],
+            keys,
+            problem.actions,
+            problem.graph,
+            max_length=problem.settings.max_sequence_length,
+            record=record,
+            start_discounts=self.start_discounts[owner],
+        )
+
+    def evaluate(self, members, keys):
+        """Evaluate the genotypes ``keys[k]`` of each instance ``members[k]``.
+
+        One simulation and at most one classifier call for all of them.
+        Returns one :class:`~sklearn_cscf._search.Evaluation` per member.
+        """
+        counts = [k.shape[0] for k in keys]
+        owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
+        evaluation = self.judge(owner, np.vstack(keys))
+        return [evaluation.take(rows) for _, rows in _groups(members, counts)]
+
+    def judge(self, owner, keys):
+        """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,
+        row ``r`` an instance of member ``owner[r]`` (``owner`` sorted)."""
+        problem = self.problem
+        paths = self.simulate(owner, keys)
+        members, counts = np.unique(owner, return_counts=True)
+        answers = ask(
+            self.model,
+            self.memos,
+            self.usage,
+            _groups(members.tolist(), counts),
+            paths.final,
+        )
+        F = evaluate_objectives(problem.objectives, Candidates(self.x0[owner], paths))
+        gap = problem.target.gap(answers, self.targets[owner]) + paths.violations
+        return Evaluation(F, gap, paths.sequence_keys())
+
+    # ------------------------------------------------------------------ #
+    def run(self):
+        """Search, refine and describe every instance of the block."""
+        start = time.perf_counter()
+        problem = self.problem
+        cost_column = problem.slices["sequence_cost"].start
+        searches = [
+            BRKGA(
+                2 * problem.n_actions,
+                problem.settings,
+                np.random.default_rng(seed),
+                cost_column,
+            )
+            for seed in self.seeds
+        ]
+        while True:
+            active = [m for m, search in enumerate(searches) if not search.done]
+            if not active:
+                break
+            asked = [searches[m].ask() for m in active]
+            for m, evaluation in zip(active, self.evaluate(active, asked)):
+                searches[m].tell(evaluation)
+        fronts = [search.result() for search in searches]
+        refined = np.zeros(len(self), dtype=np.intp)
+        if problem.refine:
+            fronts, refined = refine(self, fronts)
+        results = self.describe(fronts)
+        # the time outside the classifier, shared by the states each one asked
+        elsewhere = time.perf_counter() - start - self.model.seconds
+        asked = np.array([usage.n_asked for usage in self.usage], dtype=float)
+        share = asked / max(asked.sum(), 1.0)
+        for m, result in enumerate(results):
+            usage = self.usage[m]
+            result.diagnostics = Diagnostics(
+                n_generations=searches[m].generation,
+                n_evaluated=usage.n_asked,
+                n_model_calls=usage.n_calls,
+                n_model_rows=usage.n_rows,
+                model_seconds=usage.seconds,
+                total_seconds=usage.seconds + float(elsewhere * share[m]),
+                n_refined=int(refined[m]),
+            )
+        return results
+
+    def describe(self, fronts):
+        """Result objects: per instance, the distinct sequences of its front (by
+        actions and order, the cheapest of each) sorted by cost, with the state
+        and the target score after every step (one classifier call)."""
+        problem = self.problem
+        slices = problem.slices
+        cost = slices["sequence_cost"].start
+        gower = slices["gower_distance"].start
+        chosen_keys, members = [], []
+        for m, (keys, evaluation) in enumerate(fronts):
+            if keys.shape[0] == 0:
+                continue
+            F = evaluation.F
+            by_cost = np.lexsort((F[:, gower], F[:, cost]))
+            order, _ = decode_order(
+                keys[by_cost], problem.n_actions, problem.settings.max_sequence_length
+            )
+            _, first = np.unique(order_keys(order), return_index=True)
+            chosen_keys.append(keys[by_cost[np.sort(first)]])
+            members.append(m)
+        results = [
+            InstanceResult(
+                x0=self.x0[m],
+                target=int(self.targets[m]),
+                status=STATUS_NO_COUNTERFACTUAL,
+            )
+            for m in range(len(self))
+        ]
+        if not members:
+            return results
+        counts = [k.shape[0] for k in chosen_keys]
+        owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
+        keys = np.vstack(chosen_keys)
+        paths = self.simulate(owner, keys, record=True)
+        F = evaluate_objectives(problem.objectives, Candidates(self.x0[owner], paths))
+        # the score after each step: one call for every step of every sequence
+        steps = np.arange(problem.n_actions + 1)[None, :]
+        taken = (steps >= 1) & (steps <= paths.lengths[:, None])
+        step_owner = np.repeat(owner, taken.sum(axis=1))
+        step_members, step_counts = np.unique(step_owner, return_counts=True)
+        answers = ask(
+            self.model,
+            self.memos,
+            self.usage,
+            _groups(step_members.tolist(), step_counts),
+            paths.states[taken],
+        )
+        score = np.full(taken.shape, np.nan)
+        score[taken] = problem.target.score(answers, self.targets[step_owner])
+        for m, rows in _groups(members, counts):
+            results[m] = InstanceResult(
+                x0=self.x0[m],
+                target=int(self.targets[m]),
+                status=STATUS_OK,
+                order=paths.order[rows],
+                lengths=paths.lengths[rows],
+                effort=paths.effort[rows],
+                discount=paths.discount[rows],
+                step_cost=paths.step_cost[rows],
+                states=paths.states[rows],
+                step_score=score[rows, 1:],
+                objectives={
+                    name: F[rows, columns].squeeze(axis=1)
+                    if columns.stop - columns.start == 1
+                    else F[rows, columns]
+                    for name, columns in slices.items()
+                },
+            )
+        return results
+
+
+def explain_block(problem, x0, targets, seeds):
+    """Results of a block of instances (the unit of work of a worker)."""
+    return Block(problem, x0, targets, seeds).run()
+
+
+# ---------------------------------------------------------------------- #
+# shipping the problem to workers once
+# ---------------------------------------------------------------------- #
+class Shipment:
+    """The problem, pickled at most once per ``explain`` call and unpickled at
+    most once per worker process.
+
+    Every task of a parallel run carries the same shipment. Pickling it gives
+    the already pickled bytes and a token of them; a worker unpickles a token
+    it has not seen and reuses its copy for every later task. Its reported
+    size is that of the bytes, so a Dask backend scatters it to the cluster
+    once instead of sending it with every task.
+    """
+
+    def __init__(self, problem):
+        self.problem = problem
+        self._packed = None
+
+    def _pack(self):
+        if self._packed is None:
+            payload = cloudpickle.dumps(self.problem)
+            token = hashlib.blake2b(payload, digest_size=16).hexdigest()
+            self._packed = (token, payload)
+        return self._packed
+
+    def __reduce__(self):
+        return _unpack, self._pack()
+
+    def __sizeof__(self):
+        return object.__sizeof__(self) + len(self._pack()[1])
+
+
+_UNPACKED = OrderedDict()  # token -> Shipment, in this process
+_KEEP_UNPACKED = 4
+
+
+def _unpack(token, payload):
+    shipment = _UNPACKED.get(token)
+    if shipment is None:
+        shipment = Shipment(cloudpickle.loads(payload))
+        shipment._packed = (token, payload)
+        _UNPACKED[token] = shipment
+        while len(_UNPACKED) > _KEEP_UNPACKED:
+            _UNPACKED.popitem(last=False)
+    return shipment

@@ -1,0 +1,352 @@
+"""The lock-step engine (issue 7): the ask/tell search, remembered answers,
+blocks of instances, refinement, shipping the problem to workers, diagnostics.
+"""
+
+import pickle
+
+import distributed
+import numpy as np
+import pandas as pd
+import pytest
+from joblib import parallel_config
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
+
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
+from sklearn_cscf._engine import Shipment, _unpack
+from sklearn_cscf._model import AnswerMemo, Answers, state_hashes
+from sklearn_cscf._search import BRKGA, Evaluation, SearchSettings
+
+SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
+
+
+# ---------------------------------------------------------------------- #
+# the ask/tell search
+# ---------------------------------------------------------------------- #
+def toy_evaluation(keys):
+    """Two objectives of the first two keys; the first key's sequence."""
+    F = np.column_stack([keys[:, 0], 1.0 - keys[:, 0] + keys[:, 1]])
+    return Evaluation(F, np.zeros(len(keys)), np.round(keys[:, 0], 3))
+
+
+def test_brkga_runs_its_generations_and_keeps_the_elites():
+    settings = SearchSettings(population_size=20, n_generations=6)
+    search = BRKGA(4, settings, np.random.default_rng(0))
+    sizes = []
+    while not search.done:
+        keys = search.ask()
+        sizes.append(len(keys))
+        search.tell(toy_evaluation(keys))
+    assert search.generation == 6
+    assert sizes[0] == 20
+    # later generations only ask for the non-elites
+    assert all(size < 20 for size in sizes[1:])
+    assert search.keys.shape == (20, 4)
+    keys, evaluation = search.result()
+    assert len(keys) == len(evaluation.F) > 0
+    with pytest.raises(RuntimeError, match="over"):
+        search.ask()
+
+
+def test_brkga_stops_when_the_elites_do_not_change():
+    settings = SearchSettings(population_size=10, n_generations=100, n_iter_no_change=3)
+    search = BRKGA(2, settings, np.random.default_rng(0))
+    while not search.done:
+        keys = search.ask()
+        # one constant sequence: the elite set never changes
+        F = np.ones((len(keys), 2))
+        search.tell(Evaluation(F, np.zeros(len(keys)), np.zeros(len(keys), "S1")))
+    assert search.generation == 1 + 3
+
+
+def test_brkga_is_reproducible_from_its_generator():
+    def run(seed):
+        search = BRKGA(4, SearchSettings(20, 5), np.random.default_rng(seed))
+        while not search.done:
+            search.tell(toy_evaluation(search.ask()))
+        return search.result()[0]
+
+    np.testing.assert_array_equal(run(3), run(3))
+    assert not np.array_equal(run(3), run(4))
+
+
+# ---------------------------------------------------------------------- #
+# remembered answers
+# ---------------------------------------------------------------------- #
+def test_state_hashes_equal_exactly_for_equal_states():
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 3, size=(2000, 5)).astype(float)
+    hashes = state_hashes(states)
+    _, by_state = np.unique(states, axis=0, return_inverse=True)
+    _, by_hash = np.unique(hashes, return_inverse=True)
+    # the same partition: equal states hash alike, different ones differently
+    assert len(set(zip(by_state.ravel(), by_hash))) == len(set(by_state.ravel()))
+    assert len(set(by_hash)) == len(set(by_state.ravel()))
+    # -0.0 is 0.0, every NaN is the same missing value, columns are ordered
+    special = np.array([[0.0, np.nan], [-0.0, -np.nan], [np.nan, 0.0]])
+    h = state_hashes(special)
+    assert h[0] == h[1] != h[2]
+
+
+def test_memo_remembers_and_stays_bounded():
+    memo = AnswerMemo(n_classes=2, limit=5)
+    hashes = np.array([30, 10, 20], dtype=np.uint64)
+    order = np.argsort(hashes)
+    answers = Answers(
+        np.array([1, 0, 1]), np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
+    )
+    memo.insert(hashes[order], answers.take(order))
+    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64))
+    assert (slots >= 0).tolist() == [True, False, True, True]
+    got = memo.answers(slots[[0, 2, 3]])
+    assert got.decision.tolist() == [1, 1, 0]
+    np.testing.assert_array_equal(got.proba[:, 1], [0.6, 0.8, 0.1])
+    more = np.array([1, 2, 3], dtype=np.uint64)
+    memo.insert(more, answers)  # 6 > 5: starts afresh
+    assert len(memo) == 3
+    assert (memo.lookup(hashes) < 0).all()
+    assert (memo.lookup(more) >= 0).all()
+
+
+# ---------------------------------------------------------------------- #
+# identical frames whatever the blocks, workers and neighbours
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def credit_block(credit_data, credit_model, credit_actions, credit_graph):
+    X, _ = credit_data
+    rejected = X[credit_model.predict(X) == "bad"].iloc[:9]
+    explainer = SequentialCounterfactualExplainer(
+        credit_model,
+        actions=credit_actions,
+        feature_graph=credit_graph,
+        immutable_features=["region"],
+        **SMALL,
+    ).fit(X)
+    return explainer, rejected, X
+
+
+@pytest.fixture(scope="module")
+def credit_reference(credit_block):
+    explainer, rejected, _ = credit_block
+    return explainer.set_params(batch_size=64, n_jobs=1).explain(rejected)
+
+
+def by_instance(frame, labels):
+    """The rows of each instance, in the order of ``labels``."""
+    return pd.concat(
+        [frame[frame["instance"] == label] for label in labels], ignore_index=True
+    )
+
+
+@pytest.mark.parametrize("batch_size", [1, 7, 64])
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_frames_do_not_depend_on_blocks_or_workers(
+    credit_block, credit_reference, batch_size, n_jobs
+):
+    explainer, rejected, _ = credit_block
+    frame = explainer.set_params(batch_size=batch_size, n_jobs=n_jobs).explain(rejected)
+    pd.testing.assert_frame_equal(frame, credit_reference, check_exact=True)
+
+
+def test_frames_do_not_depend_on_row_order_or_neighbours(
+    credit_block, credit_reference
+):
+    explainer, rejected, X = credit_block
+    explainer.set_params(batch_size=4, n_jobs=1)
+    shuffled = rejected.iloc[[5, 2, 8, 0, 7, 1, 3, 6, 4]]
+    frame = explainer.explain(shuffled)
+    labels = list(rejected.index)
+    pd.testing.assert_frame_equal(
+        by_instance(frame, labels), by_instance(credit_reference, labels)
+    )
+    # the same rows among other people (accepted and rejected)
+    crowd = pd.concat([X.iloc[100:110], rejected.iloc[::2]])
+    crowd = crowd[~crowd.index.duplicated()]
+    mixed = explainer.explain(crowd)
+    some = list(rejected.index[::2])
+    pd.testing.assert_frame_equal(
+        by_instance(mixed, some), by_instance(credit_reference, some)
+    )
+
+
+def test_frames_do_not_depend_on_blocks_with_a_tree_model(credit_data):
+    X, y = credit_data
+    categorical = ["education", "housing", "region"]
+    model = make_pipeline(
+        ColumnTransformer(
+            [("categories", OneHotEncoder(sparse_output=False), categorical)],
+            remainder="passthrough",
+        ),
+        HistGradientBoostingClassifier(max_iter=30, random_state=0),
+    ).fit(X, y)
+    rejected = X[model.predict(X) == "bad"].iloc[:6]
+    explainer = SequentialCounterfactualExplainer(model, **SMALL).fit(X)
+    frames = [
+        explainer.set_params(batch_size=size).explain(rejected) for size in (1, 7)
+    ]
+    pd.testing.assert_frame_equal(frames[0], frames[1], check_exact=True)
+
+
+# ---------------------------------------------------------------------- #
+# refinement
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def line_problem():
+    """Accepted when income - debt > 40: the least income raise is exact."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
+    )
+    y = (X["income"] - X["debt"] > 40).astype(int)
+    model = LogisticRegression(C=1e4, max_iter=10_000).fit(X, y)
+    rows = pd.DataFrame({"income": [20.0, 35.0, 10.0], "debt": [10.0, 30.0, 5.0]})
+    return X, model, rows
+
+
+def boundary_income(model, debt):
+    """The income at which the logistic model's decision flips."""
+    (w_income, w_debt), b = model.coef_[0], model.intercept_[0]
+    return -(b + w_debt * debt) / w_income
+
+
+def test_refinement_reaches_the_decision_boundary(line_problem):
+    X, model, rows = line_problem
+    actions = [
+        Action(
+            "earn",
+            "income",
+            values=(0.0, 200.0),
+            direction="increase",
+            cost=lambda b, a: (a["income"] - b["income"]) / 10,
+        )
+    ]
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, population_size=30, n_generations=5, random_state=0
+    ).fit(X)
+    coarse = explainer.set_params(refine=False).explain(rows)
+    refined, details = explainer.set_params(refine=True).explain(
+        rows, return_details=True
+    )
+    assert (refined["status"] == "ok").all()
+    exact = boundary_income(model, rows["debt"].to_numpy())
+    found = refined.groupby("instance")["new_number"].min().to_numpy()
+    # just above the boundary: within 1e-5 of the key range (200 units)
+    assert np.all(found >= exact - 1e-9)
+    np.testing.assert_allclose(found, exact, atol=200 * 2**-16)
+    assert (
+        model.predict(
+            refined[["new_number"]]
+            .rename(columns={"new_number": "income"})
+            .assign(debt=rows["debt"].to_numpy())
+        )
+        == 1
+    ).all()
+    # the coarse search stops short of it
+    rough = coarse.groupby("instance")["new_number"].min().to_numpy()
+    assert np.all(rough >= found)
+    assert np.any(rough > found + 0.01)
+    assert (details["n_refined"] >= 1).all()
+
+
+def test_refinement_keeps_every_constraint_and_never_costs_more(
+    credit_block, credit_model
+):
+    explainer, rejected, _ = credit_block
+    explainer.set_params(batch_size=32, n_jobs=1)
+    coarse = explainer.set_params(refine=False).explain(rejected)
+    refined, states = explainer.set_params(refine=True).explain(
+        rejected, return_states=True
+    )
+    least = {
+        name: frame.groupby("instance")["sequence_cost"].min()
+        for name, frame in (("coarse", coarse), ("refined", refined))
+    }
+    assert (least["refined"] <= least["coarse"] + 1e-12).all()
+    assert (least["refined"] < least["coarse"] - 1e-6).any()
+    # every reported final state is accepted by the model
+    last = states.groupby(["instance", "solution"]).tail(1)
+    assert (
+        credit_model.predict(last.drop(columns=["instance", "solution", "step"]))
+        == "good"
+    ).all()
+    # the constraints of the credit actions (see conftest)
+    ok = refined[refined["status"] == "ok"]
+    debt = ok[ok["action"] == "reduce_debt"]
+    assert (debt["new_number"] >= 0.2 * debt["old_number"] - 1e-9).all()
+    assert (states["age"] <= 72).all()
+
+
+# ---------------------------------------------------------------------- #
+# shipping the problem once
+# ---------------------------------------------------------------------- #
+class CountsUnpickling:
+    """Counts how often instances are unpickled in this process."""
+
+    loads = 0
+
+    def __init__(self):
+        self.payload = "x"
+
+    def __setstate__(self, state):
+        type(self).loads += 1
+        self.__dict__.update(state)
+
+
+def test_a_shipment_is_pickled_once_and_unpickled_once_per_process():
+    shipment = Shipment({"payload": CountsUnpickling(), "big": np.zeros(10_000)})
+    first = pickle.dumps(shipment)
+    second = pickle.dumps(shipment)
+    assert first == second  # the same bytes, pickled once
+    assert shipment.__sizeof__() > 80_000  # what Dask's scatter decision sees
+    CountsUnpickling.loads = 0
+    a, b = pickle.loads(first), pickle.loads(second)
+    assert a is b  # the second task reuses the worker's copy
+    assert CountsUnpickling.loads == 1
+    assert a.problem["big"].shape == (10_000,)
+    token, payload = shipment._pack()
+    assert _unpack(token, payload) is a
+
+
+# ---------------------------------------------------------------------- #
+# diagnostics
+# ---------------------------------------------------------------------- #
+def test_details_account_for_every_row(credit_block, credit_data):
+    explainer, rejected, X = credit_block
+    rows = pd.concat([rejected.iloc[:3], X.iloc[[0]]])
+    rows = rows[~rows.index.duplicated()]
+    frame, details = explainer.set_params(n_jobs=1).explain(rows, return_details=True)
+    assert details["instance"].tolist() == list(rows.index)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert details["status"].tolist() == status.loc[list(rows.index)].tolist()
+    searched = details[details["status"] != "already_target"]
+    budget = SMALL["population_size"] * SMALL["n_generations"]
+    assert (searched["n_generations"] == SMALL["n_generations"]).all()
+    assert (searched["n_model_rows"] > 0).all()
+    assert (searched["n_model_rows"] <= searched["n_evaluated"]).all()
+    assert (searched["n_evaluated"] >= budget * 0.5).all()
+    assert (searched["model_seconds"] <= searched["total_seconds"]).all()
+    waiting = details[details["status"] == "already_target"]
+    assert (waiting[["n_generations", "n_model_rows"]] == 0).all().all()
+
+
+# ---------------------------------------------------------------------- #
+# Dask: a two-worker cluster on loopback gives the same frames
+# ---------------------------------------------------------------------- #
+def test_dask_backend_gives_the_same_frames(credit_block, credit_reference):
+    explainer, rejected, _ = credit_block
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        with parallel_config(backend="dask"):
+            frame = explainer.set_params(batch_size=64, n_jobs=-1).explain(rejected)
+    pd.testing.assert_frame_equal(frame, credit_reference, check_exact=True)
