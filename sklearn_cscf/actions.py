@@ -13,6 +13,8 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._pickling import PortableCallables, portable
+
 __all__ = ["Action"]
 
 DIRECTIONS = ("any", "increase", "decrease")
@@ -22,7 +24,7 @@ def _describe(value):
     return f"{type(value).__name__} {value!r}"
 
 
-class Action:
+class Action(PortableCallables):
     """One action a person can take: set ``feature`` to a new value.
 
     Parameters
@@ -164,6 +166,19 @@ class Action:
         if self.effects:
             parts.append(f"effects={list(self.effects)!r}")
         return f"Action({', '.join(parts)})"
+
+    def __getstate__(self):
+        # callables the standard pickler cannot store go by value (cloudpickle)
+        what = f"Action {self.name!r}:"
+        state = dict(self.__dict__)
+        for key in ("cost", "precondition", "postcondition"):
+            state[key] = portable(state[key], f"{what} {key}")
+        if self.effects is not None:
+            state["effects"] = {
+                target: portable(fn, f"{what} effect on {target!r}")
+                for target, fn in self.effects.items()
+            }
+        return state
 
     def _replace(self, **changes):
         params = {
@@ -349,7 +364,7 @@ class DiscreteSpace:
         return np.where(current < 0, np.nan, key)
 
 
-class CompiledAction:
+class CompiledAction(PortableCallables):
     """An action resolved against the columns: applies it to many candidates."""
 
     def __init__(self, action, schema):
@@ -375,6 +390,21 @@ class CompiledAction:
             "cost": f"Action {self.name!r}: cost",
             **{t: f"Action {self.name!r}: effect on {t!r}" for _, t, _ in self.effects},
         }
+
+    def __getstate__(self):
+        # the action's callables, stored as Action stores them
+        state = dict(self.__dict__)
+        for key, what in (
+            ("cost", "cost"),
+            ("precondition", "pre"),
+            ("postcondition", "post"),
+        ):
+            state[key] = portable(state[key], self._what[what])
+        state["effects"] = [
+            (k, target, portable(fn, self._what[target]))
+            for k, target, fn in self.effects
+        ]
+        return state
 
     # -- value space -------------------------------------------------- #
     def _compile_space(self, action, schema):

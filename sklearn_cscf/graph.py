@@ -12,12 +12,13 @@ is computed on the state *before* the step:
 
 import numpy as np
 
+from sklearn_cscf._pickling import PortableCallables, portable
 from sklearn_cscf.actions import _as_array
 
 __all__ = ["FeatureGraph"]
 
 
-class FeatureGraph:
+class FeatureGraph(PortableCallables):
     """Directed graph of feature relationships for consequential discounts.
 
     Parameters
@@ -152,6 +153,15 @@ class FeatureGraph:
     def __repr__(self):
         return f"FeatureGraph(edges={list(self._edges)!r})"
 
+    def __getstate__(self):
+        # taus the standard pickler cannot store go by value (cloudpickle)
+        state = dict(self.__dict__)
+        state["_edges"] = {
+            (s, t): portable(tau, f"Edge {s!r} -> {t!r}: tau")
+            for (s, t), tau in self._edges.items()
+        }
+        return state
+
     def __len__(self):
         return len(self._edges)
 
@@ -173,7 +183,7 @@ def _check_tau(values, n, source, target):
     return values
 
 
-class CompiledGraph:
+class CompiledGraph(PortableCallables):
     """The graph resolved against the columns and the actions.
 
     Eq. 1-2 become one weight per (action, edge): the discount of action ``i``
@@ -203,6 +213,15 @@ class CompiledGraph:
                     self.edge_weights[i, e] = 1.0 / (n_into[target] * len(targets))
         self.has_target = self.edge_weights.any(axis=1)
         self.action_edges = [np.flatnonzero(row) for row in self.edge_weights]
+
+    def __getstate__(self):
+        # the graph's taus, stored as FeatureGraph stores them
+        state = dict(self.__dict__)
+        state["edges"] = [
+            (s, t, portable(tau, f"Edge {s!r} -> {t!r}: tau"))
+            for s, t, tau in self.edges
+        ]
+        return state
 
     def edge_values(self, states, edges=None):
         """``tau_e`` of each edge ``e`` (default: all) on each state."""
