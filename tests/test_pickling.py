@@ -1,7 +1,7 @@
 """Tests of pickling actions, feature graphs and fitted explainers
 (``_pickling.py``): every kind of user callable survives pickle, joblib and
-copies; a restored explainer explains exactly as the original; an unpicklable
-callable gets an error naming it.
+copies; the built-in actions need no cloudpickle; a restored explainer explains
+exactly as the original; an unpicklable callable gets an error naming it.
 """
 
 import copy
@@ -16,10 +16,22 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.compose import make_column_selector, make_column_transformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf.actions import CompiledAction
+from sklearn_cscf.datasets import (
+    adult_actions,
+    adult_feature_graph,
+    credit_actions,
+    credit_feature_graph,
+    german_actions,
+    load_adult,
+)
 from sklearn_cscf.graph import CompiledGraph
 
 BUDGET = {"population_size": 30, "n_generations": 5, "random_state": 0}
@@ -337,6 +349,123 @@ def test_an_unpicklable_callable_is_named(dump):
 
 
 # ---------------------------------------------------------------------- #
+# the built-in actions and graphs: the standard pickler suffices
+# ---------------------------------------------------------------------- #
+BUILT_IN = {
+    "adult_actions": adult_actions,
+    "adult_actions_continuous": functools.partial(adult_actions, continuous=True),
+    "german_actions": german_actions,
+    "german_actions_continuous": functools.partial(german_actions, continuous=True),
+    "credit_actions": credit_actions,
+}
+
+
+def action_callables(action):
+    return [
+        fn
+        for fn in (
+            action.cost,
+            action.precondition,
+            action.postcondition,
+            *(action.effects or {}).values(),
+        )
+        if fn is not None
+    ]
+
+
+@pytest.mark.parametrize("make", list(BUILT_IN.values()), ids=list(BUILT_IN))
+def test_built_in_actions_pickle_with_the_standard_pickler(make):
+    actions = make()
+    for action in actions:
+        for fn in action_callables(action):
+            # the callable itself, without the Action's help
+            assert type(pickle.loads(pickle.dumps(fn))) is type(fn), (action, fn)
+            assert "<locals>" not in repr(fn) and "lambda" not in repr(fn)
+    payload = pickle.dumps(actions)
+    assert b"cloudpickle" not in payload  # no code stored by value
+    restored = pickle.loads(payload)
+    assert [repr(a) for a in restored] == [repr(a) for a in actions]
+    for original, copy_ in zip(actions, restored):
+        assert [repr(fn) for fn in action_callables(copy_)] == [
+            repr(fn) for fn in action_callables(original)
+        ]
+
+
+@pytest.mark.parametrize("make", [adult_feature_graph, credit_feature_graph])
+def test_built_in_graphs_pickle_with_the_standard_pickler(make):
+    graph = make()
+    payload = pickle.dumps(graph)
+    assert b"cloudpickle" not in payload
+    restored = pickle.loads(payload)
+    assert [tau for *_, tau in restored.edges] == [tau for *_, tau in graph.edges]
+
+
+def test_built_in_callables_read_well_and_compute_the_same_after_pickling():
+    adult = {a.name: a for a in adult_actions()}
+    assert repr(adult["wait_years"].cost) == "AbsoluteChange('age', per=1)"
+    assert (
+        repr(adult["change_working_hours"].cost)
+        == "AbsoluteChange('hours_per_week', per=10)"
+    )
+    assert repr(adult["enlist"].cost) == "FixedEffort(5)"
+    assert repr(adult["enlist"].precondition) == (
+        "Compare('occupation', '!=', 'Armed-Forces')"
+    )
+    assert repr(adult["add_education"].postcondition) == "Compare('age', '<', 120)"
+    german = {a.name: a for a in german_actions()}
+    assert repr(german["adjust_loan_period"].postcondition) == (
+        "Between('loan_duration', 1, 120)"
+    )
+    assert repr(german["change_loan_period"].cost) == (
+        "RelativeChangeSquared('loan_duration')"
+    )
+    credit = {a.name: a for a in credit_actions()}
+    assert repr(credit["save_money"].cost) == "Increase('savings', per=10000)"
+    assert repr(credit["pay_off_debt"].cost) == "Decrease('debt', per=20000)"
+
+    before = {
+        "age": np.array([30.0, 119.0]),
+        "education_num": np.array([9.0, 13.0]),
+        "occupation": np.array(["Sales", "Armed-Forces"]),
+        "loan_duration": np.array([12.0, 100.0]),
+        "credit_amount": np.array([2000.0, 500.0]),
+        "savings": np.array([1000.0, 0.0]),
+        "debt": np.array([5000.0, 100.0]),
+    }
+    after = {
+        **before,
+        "age": np.array([34.0, 121.0]),
+        "education_num": np.array([11.0, 14.0]),
+        "loan_duration": np.array([24.0, 130.0]),
+        "credit_amount": np.array([4000.0, 1500.0]),
+        "savings": np.array([21000.0, 500.0]),
+        "debt": np.array([0.0, 50.0]),
+    }
+    checks = [
+        (adult["wait_years"].cost, [4.0, 2.0]),
+        (adult["add_education"].cost, [2.0, 1.0]),
+        (adult["add_education"].effects["age"], [34.0, 121.0]),
+        (adult["add_education"].postcondition, [True, False]),
+        (adult["enlist"].cost, 5.0),
+        (german["change_loan_period"].cost, [1.0, 0.09]),
+        (german["adjust_loan_period"].effects["loan_duration"], [24.0, 300.0]),
+        (german["adjust_loan_period"].postcondition, [True, False]),
+        (credit["save_money"].cost, [2.0, 0.05]),
+        (credit["pay_off_debt"].cost, [0.25, 0.0025]),
+    ]
+    for fn, expected in checks:
+        restored = pickle.loads(pickle.dumps(fn))
+        np.testing.assert_allclose(fn(before, after), expected)
+        np.testing.assert_allclose(restored(before, after), expected)
+    label = adult["add_education"].effects["education"]
+    for fn in (label, pickle.loads(pickle.dumps(label))):
+        assert fn(before, after).tolist() == ["Assoc-voc", "Masters"]
+    precondition = adult["enlist"].precondition
+    restored = pickle.loads(pickle.dumps(precondition))
+    assert restored(before).tolist() == precondition(before).tolist() == [True, False]
+
+
+# ---------------------------------------------------------------------- #
 # compiled actions and graphs, fitted and cloned explainers
 # ---------------------------------------------------------------------- #
 def test_compiled_actions_and_graph_apply_the_same_after_pickling(
@@ -398,6 +527,35 @@ def test_fitted_explainer_explains_the_same_after_loading(
     got_frame, got_states = restored.explain(credit_rejected, return_states=True)
     pd.testing.assert_frame_equal(got_frame, frame)
     pd.testing.assert_frame_equal(got_states, states)
+
+
+def adult_pipeline():
+    return make_pipeline(
+        make_column_transformer(
+            (
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_include="category"),
+            ),
+            remainder=StandardScaler(),
+        ),
+        LogisticRegression(max_iter=300),
+    )
+
+
+def test_fitted_explainer_on_the_built_in_adult_actions():
+    adult = load_adult()
+    X = adult.data.iloc[:2000]
+    model = adult_pipeline().fit(X, adult.target.iloc[:2000])
+    rejected = X[model.predict(X) == model.classes_[0]].head(3)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=adult_actions(), feature_graph=adult_feature_graph(), **BUDGET
+    ).fit(X)
+    frame = explainer.explain(rejected)
+    assert (frame["status"] == "ok").all()
+    payload = pickle.dumps(explainer)
+    assert b"cloudpickle" not in payload  # the built-in actions embed no code
+    pd.testing.assert_frame_equal(pickle.loads(payload).explain(rejected), frame)
+    pd.testing.assert_frame_equal(joblib_round_trip(explainer).explain(rejected), frame)
 
 
 def test_clone_of_an_explainer_with_lambda_actions(

@@ -11,6 +11,13 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from sklearn_cscf.actions import Action
+from sklearn_cscf.datasets._callables import (
+    AbsoluteChange,
+    Between,
+    Compare,
+    FixedEffort,
+    RelativeChangeSquared,
+)
 from sklearn_cscf.graph import FeatureGraph
 
 __all__ = ["adult_actions", "adult_feature_graph", "german_actions"]
@@ -59,36 +66,15 @@ def education_label(education_num):
     return _EDUCATION_LABELS[level.astype(np.intp) - 1]
 
 
-def _abs_change(feature, per=1.0):
-    """Effort ``abs(after - before) / per`` of ``feature``."""
-
-    def effort(b, a):
-        return np.abs(a[feature] - b[feature]) / per
-
-    return effort
+def _older_by_study(b, a):
+    """``age`` after ``add_education``: two years per education level."""
+    delta = a["education_num"] - b["education_num"]
+    return b["age"] + EDUCATION_YEARS_PER_LEVEL * delta
 
 
-def _relative_change_squared(feature):
-    """Effort ``((after - before) / before) ** 2`` of ``feature``.
-
-    Valid values are at least 1 (the value spaces start there); the base is
-    clipped to 1 so that a candidate already made infeasible (say a loan
-    duration rounded down to 0) gets a finite effort instead of a division by
-    zero.
-    """
-
-    def effort(b, a):
-        base = np.maximum(b[feature], 1.0)
-        return ((a[feature] - b[feature]) / base) ** 2
-
-    return effort
-
-
-def _fixed(value):
-    def effort(b, a):
-        return float(value)
-
-    return effort
+def _education_of_new_level(b, a):
+    """``education`` after ``add_education``: the label of the new level."""
+    return education_label(a["education_num"])
 
 
 @validate_params(_CONTINUOUS, prefer_skip_nested_validation=True)
@@ -153,11 +139,6 @@ def adult_actions(*, continuous=False):
         education_values = (1.0, 16.5)
     else:
         education_values = list(range(1, 17))
-
-    def older(b, a):
-        delta = a["education_num"] - b["education_num"]
-        return b["age"] + EDUCATION_YEARS_PER_LEVEL * delta
-
     return [
         Action(
             "wait_years",
@@ -165,14 +146,14 @@ def adult_actions(*, continuous=False):
             values=(0, MAX_AGE),
             direction="increase",
             step=step,
-            cost=_abs_change("age"),
+            cost=AbsoluteChange("age"),
         ),
         Action(
             "change_working_hours",
             "hours_per_week",
             values=(0, 90),
             step=step,
-            cost=_abs_change("hours_per_week", per=10),
+            cost=AbsoluteChange("hours_per_week", per=10),
         ),
         Action(
             "increase_capital_gain",
@@ -180,35 +161,32 @@ def adult_actions(*, continuous=False):
             values=(0, 100_000),
             direction="increase",
             step=step,
-            cost=_abs_change("capital_gain", per=10_000),
-            precondition=lambda b: b["capital_loss"] < 1,
+            cost=AbsoluteChange("capital_gain", per=10_000),
+            precondition=Compare("capital_loss", "<", 1),
         ),
         Action(
             "change_capital_loss",
             "capital_loss",
             values=(1, 5_000),
             step=step,
-            cost=_abs_change("capital_loss", per=1_000),
-            precondition=lambda b: b["capital_gain"] < 1,
+            cost=AbsoluteChange("capital_loss", per=1_000),
+            precondition=Compare("capital_gain", "<", 1),
         ),
         Action(
             "add_education",
             "education_num",
             values=education_values,
             direction="increase",
-            cost=_abs_change("education_num"),
-            effects={
-                "age": older,
-                "education": lambda b, a: education_label(a["education_num"]),
-            },
-            postcondition=lambda b, a: a["age"] < MAX_AGE,
+            cost=AbsoluteChange("education_num"),
+            effects={"age": _older_by_study, "education": _education_of_new_level},
+            postcondition=Compare("age", "<", MAX_AGE),
         ),
         Action(
             "enlist",
             "occupation",
             values="Armed-Forces",
-            cost=_fixed(5),
-            precondition=lambda b: b["occupation"] != "Armed-Forces",
+            cost=FixedEffort(5),
+            precondition=Compare("occupation", "!=", "Armed-Forces"),
         ),
     ]
 
@@ -283,6 +261,16 @@ def adult_feature_graph():
     )
 
 
+def _scaled_duration(b, a):
+    """``loan_duration`` scaled by new / old ``credit_amount``: same instalment."""
+    return b["loan_duration"] * (a["credit_amount"] / b["credit_amount"])
+
+
+def _scaled_duration_rounded(b, a):
+    """:func:`_scaled_duration` in whole months."""
+    return np.round(_scaled_duration(b, a))
+
+
 @validate_params(_CONTINUOUS, prefer_skip_nested_validation=True)
 def german_actions(*, continuous=False):
     """The seven actions of the paper's German Credit experiment.
@@ -343,11 +331,7 @@ def german_actions(*, continuous=False):
     ['credit_amount', 'loan_duration']
     """  # noqa: E501
     step = None if continuous else 1
-
-    def scaled_duration(b, a):
-        duration = b["loan_duration"] * (a["credit_amount"] / b["credit_amount"])
-        return duration if continuous else np.round(duration)
-
+    scaled_duration = _scaled_duration if continuous else _scaled_duration_rounded
     return [
         Action(
             "wait_years",
@@ -355,54 +339,52 @@ def german_actions(*, continuous=False):
             values=(0, MAX_AGE),
             direction="increase",
             step=step,
-            cost=_abs_change("age_in_years"),
+            cost=AbsoluteChange("age_in_years"),
         ),
         Action(
             "naturalize",
             "foreign_worker",
             values="no",
-            cost=_fixed(5),
-            precondition=lambda b: b["foreign_worker"] != "no",
+            cost=FixedEffort(5),
+            precondition=Compare("foreign_worker", "!=", "no"),
         ),
         Action(
             "change_credit_amount",
             "credit_amount",
             values=(1, 100_000),
             step=step,
-            cost=_relative_change_squared("credit_amount"),
-            precondition=lambda b: b["age_in_years"] > 15,
+            cost=RelativeChangeSquared("credit_amount"),
+            precondition=Compare("age_in_years", ">", 15),
         ),
         Action(
             "change_loan_period",
             "loan_duration",
             values=(1, 120),
             step=step,
-            cost=_relative_change_squared("loan_duration"),
+            cost=RelativeChangeSquared("loan_duration"),
         ),
         Action(
             "adjust_loan_period",
             "credit_amount",
             values=(1, 100_000),
             step=step,
-            cost=_relative_change_squared("credit_amount"),
+            cost=RelativeChangeSquared("credit_amount"),
             effects={"loan_duration": scaled_duration},
-            precondition=lambda b: b["credit_amount"] > 1000,
-            postcondition=lambda b, a: (
-                (a["loan_duration"] >= 1) & (a["loan_duration"] <= 120)
-            ),
+            precondition=Compare("credit_amount", ">", 1000),
+            postcondition=Between("loan_duration", 1, 120),
         ),
         Action(
             "get_guarantor",
             "other_debtors_guarantors",
             values="guarantor",
-            cost=_fixed(5),
-            precondition=lambda b: b["other_debtors_guarantors"] != "guarantor",
+            cost=FixedEffort(5),
+            precondition=Compare("other_debtors_guarantors", "!=", "guarantor"),
         ),
         Action(
             "get_unskilled_job",
             "job",
             values=UNSKILLED_RESIDENT,
-            cost=_fixed(5),
-            precondition=lambda b: b["job"] == UNSKILLED_NON_RESIDENT,
+            cost=FixedEffort(5),
+            precondition=Compare("job", "==", UNSKILLED_NON_RESIDENT),
         ),
     ]

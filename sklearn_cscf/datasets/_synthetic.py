@@ -15,6 +15,13 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import Interval, validate_params
 
 from sklearn_cscf.actions import Action
+from sklearn_cscf.datasets._callables import (
+    AbsoluteChange,
+    Compare,
+    Decrease,
+    FixedEffort,
+    Increase,
+)
 from sklearn_cscf.graph import FeatureGraph
 
 __all__ = ["credit_actions", "credit_feature_graph", "make_credit_applicants"]
@@ -257,6 +264,19 @@ def _study_years(before, after):
     return _STUDY_YEARS[_education_level(after["education"])] - start
 
 
+def _age_after_study(before, after):
+    return before["age"] + _study_years(before, after)
+
+
+def _full_time_hours(before, after):
+    """A full-time job means at least 40 hours a week."""
+    return np.maximum(before["hours_per_week"], 40)
+
+
+def _savings_after_paying_debt(before, after):
+    return before["savings"] - (before["debt"] - after["debt"])
+
+
 def credit_actions():
     """The six actions an applicant of ``make_credit_applicants`` can take.
 
@@ -306,41 +326,39 @@ def credit_actions():
             values=list(EDUCATION),
             direction="increase",
             cost=_study_years,
-            effects={"age": lambda b, a: b["age"] + _study_years(b, a)},
-            postcondition=lambda b, a: a["age"] <= 65,
+            effects={"age": _age_after_study},
+            postcondition=Compare("age", "<=", 65),
         ),
         Action(
             "find_full_time_job",
             "employment",
             values="full-time",
-            cost=lambda b, a: 2.0,
-            effects={
-                "hours_per_week": lambda b, a: np.maximum(b["hours_per_week"], 40)
-            },
-            precondition=lambda b: b["employment"] != "full-time",
+            cost=FixedEffort(2),
+            effects={"hours_per_week": _full_time_hours},
+            precondition=Compare("employment", "!=", "full-time"),
         ),
         Action(
             "change_hours",
             "hours_per_week",
             values=(0, 60),
             step=1,
-            cost=lambda b, a: np.abs(a["hours_per_week"] - b["hours_per_week"]) / 10,
-            precondition=lambda b: b["employment"] != "unemployed",
+            cost=AbsoluteChange("hours_per_week", per=10),
+            precondition=Compare("employment", "!=", "unemployed"),
         ),
         Action(
             "save_money",
             "savings",
             values=(0, 200_000),
             direction="increase",
-            cost=lambda b, a: (a["savings"] - b["savings"]) / 10_000,
+            cost=Increase("savings", per=10_000),
         ),
         Action(
             "pay_off_debt",
             "debt",
             direction="decrease",
-            cost=lambda b, a: (b["debt"] - a["debt"]) / 20_000,
-            effects={"savings": lambda b, a: b["savings"] - (b["debt"] - a["debt"])},
-            postcondition=lambda b, a: a["savings"] >= 0,
+            cost=Decrease("debt", per=20_000),
+            effects={"savings": _savings_after_paying_debt},
+            postcondition=Compare("savings", ">=", 0),
         ),
         Action(
             "wait_years",
@@ -348,9 +366,29 @@ def credit_actions():
             values=(18, 70),
             direction="increase",
             step=1,
-            cost=lambda b, a: a["age"] - b["age"],
+            cost=Increase("age"),
         ),
     ]
+
+
+def _education_eases_job(x):
+    return 1.0 - 0.15 * _education_level(x["education"])
+
+
+def _education_eases_saving(x):
+    return 1.0 - 0.1 * _education_level(x["education"])
+
+
+def _hours_ease_saving(x):
+    return np.interp(x["hours_per_week"], [20, 60], [1.0, 0.6])
+
+
+def _steady_job_eases_paying_debt(x):
+    return np.where(
+        (x["employment"] == "full-time") | (x["employment"] == "self-employed"),
+        0.8,
+        1.0,
+    )
 
 
 def credit_feature_graph():
@@ -392,30 +430,9 @@ def credit_feature_graph():
     """
     return FeatureGraph(
         [
-            (
-                "education",
-                "employment",
-                lambda x: 1.0 - 0.15 * _education_level(x["education"]),
-            ),
-            (
-                "education",
-                "savings",
-                lambda x: 1.0 - 0.1 * _education_level(x["education"]),
-            ),
-            (
-                "hours_per_week",
-                "savings",
-                lambda x: np.interp(x["hours_per_week"], [20, 60], [1.0, 0.6]),
-            ),
-            (
-                "employment",
-                "debt",
-                lambda x: np.where(
-                    (x["employment"] == "full-time")
-                    | (x["employment"] == "self-employed"),
-                    0.8,
-                    1.0,
-                ),
-            ),
+            ("education", "employment", _education_eases_job),
+            ("education", "savings", _education_eases_saving),
+            ("hours_per_week", "savings", _hours_ease_saving),
+            ("employment", "debt", _steady_job_eases_paying_debt),
         ]
     )
