@@ -8,6 +8,7 @@ import copy
 import functools
 import io
 import pickle
+import subprocess
 import sys
 import threading
 
@@ -31,6 +32,7 @@ from sklearn_cscf.datasets import (
     credit_feature_graph,
     german_actions,
     load_adult,
+    make_credit_applicants,
 )
 from sklearn_cscf.graph import CompiledGraph
 
@@ -529,7 +531,7 @@ def test_fitted_explainer_explains_the_same_after_loading(
     pd.testing.assert_frame_equal(got_states, states)
 
 
-def adult_pipeline():
+def one_hot_pipeline():
     return make_pipeline(
         make_column_transformer(
             (
@@ -545,7 +547,7 @@ def adult_pipeline():
 def test_fitted_explainer_on_the_built_in_adult_actions():
     adult = load_adult()
     X = adult.data.iloc[:2000]
-    model = adult_pipeline().fit(X, adult.target.iloc[:2000])
+    model = one_hot_pipeline().fit(X, adult.target.iloc[:2000])
     rejected = X[model.predict(X) == model.classes_[0]].head(3)
     explainer = SequentialCounterfactualExplainer(
         model, actions=adult_actions(), feature_graph=adult_feature_graph(), **BUDGET
@@ -556,6 +558,48 @@ def test_fitted_explainer_on_the_built_in_adult_actions():
     assert b"cloudpickle" not in payload  # the built-in actions embed no code
     pd.testing.assert_frame_equal(pickle.loads(payload).explain(rejected), frame)
     pd.testing.assert_frame_equal(joblib_round_trip(explainer).explain(rejected), frame)
+
+
+def test_a_saved_explainer_loads_in_a_new_process(tmp_path):
+    applicants = make_credit_applicants(400, random_state=0)
+    X = applicants.data
+    model = one_hot_pipeline().fit(X, applicants.target)
+    rejected = X[model.predict(X) == 0].head(3)
+    effort = 4.0
+    actions = [
+        *credit_actions(),  # by reference
+        Action(  # by value: lambdas of this test, closing over ``effort``
+            "buy_home",
+            "housing",
+            values="own",
+            cost=lambda b, a: effort,
+            precondition=lambda b: b["housing"] != "own",
+        ),
+    ]
+    graph = credit_feature_graph().add_edge(
+        "savings", "housing", lambda x: np.where(x["savings"] > 20_000, 0.5, 1.0)
+    )
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, feature_graph=graph, **BUDGET
+    ).fit(X)
+    frame = explainer.explain(rejected)
+    joblib.dump((explainer, rejected, frame), tmp_path / "saved.joblib")
+    # a new interpreter, where this test module cannot be imported
+    script = (
+        "import joblib, pandas as pd\n"
+        "explainer, rejected, frame = joblib.load('saved.joblib')\n"
+        "pd.testing.assert_frame_equal(explainer.explain(rejected), frame)\n"
+        "print(explainer.actions[-1].cost(None, None))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "4.0"
 
 
 def test_clone_of_an_explainer_with_lambda_actions(
