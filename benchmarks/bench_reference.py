@@ -213,7 +213,9 @@ def main(argv=None):
         print(f"wrote {args.save}")
     if args.compare:
         before = pd.read_csv(args.compare, index_col="instance")
-        both = summary.join(before, rsuffix="_before", how="inner")
+        both = summary.merge(
+            before, left_index=True, right_index=True, suffixes=("", "_before")
+        )
         for what in ("least_cost", "least_effort"):
             now, then = both[what], both[f"{what}_before"]
             slack = TOLERANCE * np.maximum(then.abs(), 1.0)
