@@ -72,8 +72,8 @@ class Action(PortableCallables):
 
     See Also
     --------
-    FeatureGraph : consequential discounts between features.
-    SequentialCounterfactualExplainer : searches sequences of actions.
+    FeatureGraph : Consequential discounts between features.
+    SequentialCounterfactualExplainer : Searches sequences of actions.
 
     Examples
     --------

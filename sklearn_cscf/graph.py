@@ -23,15 +23,16 @@ class FeatureGraph(PortableCallables):
 
     Parameters
     ----------
-    edges : iterable of (source, target, tau), default=()
-        ``tau(state)`` receives a mapping from column name to a 1-D array of raw
-        values (one entry per candidate, the state before the step) and returns
-        values in ``[0, 1]``: the discount that ``source`` grants on changing
-        ``target``.
+    edges : iterable of tuple, default=()
+        The edges, as ``(source, target, tau)`` triples (see
+        :meth:`add_edge`). ``tau(state)`` receives a mapping from column name
+        to a 1-D array of raw values (one entry per candidate, the state
+        before the step) and returns values in ``[0, 1]``: the discount that
+        ``source`` grants on changing ``target``.
 
     See Also
     --------
-    Action : the actions whose costs are discounted.
+    Action : The actions whose costs are discounted.
 
     Examples
     --------
@@ -101,7 +102,19 @@ class FeatureGraph(PortableCallables):
         return self
 
     def incoming(self, target):
-        """``(source, tau)`` of every edge into ``target``."""
+        """The edges into ``target``, as ``(source, tau)`` pairs.
+
+        Parameters
+        ----------
+        target : str or int
+            The feature the edges point to.
+
+        Returns
+        -------
+        list of tuple
+            ``(source, tau)`` of every edge ``source -> target``, in the order
+            they were added; empty when no edge leads into ``target``.
+        """
         return [(s, tau) for (s, t), tau in self._edges.items() if t == target]
 
     def feature_discount(self, target, state):
@@ -117,6 +130,8 @@ class FeatureGraph(PortableCallables):
         Returns
         -------
         ndarray or None
+            One value in ``[0, 1]`` per candidate: the mean ``tau`` of the
+            edges into ``target``; None when no edge leads into it.
         """
         incoming = self.incoming(target)
         if not incoming:

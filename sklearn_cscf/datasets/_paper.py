@@ -123,8 +123,8 @@ def adult_actions(*, continuous=False):
 
     See Also
     --------
-    load_adult : the data.
-    adult_feature_graph : the paper's discounts between these features.
+    load_adult : The data.
+    adult_feature_graph : The paper's discounts between these features.
 
     Examples
     --------
@@ -236,7 +236,7 @@ def adult_feature_graph():
 
     See Also
     --------
-    adult_actions : the actions whose costs are discounted.
+    adult_actions : The actions whose costs are discounted.
 
     Examples
     --------
@@ -320,7 +320,7 @@ def german_actions(*, continuous=False):
 
     See Also
     --------
-    load_german_credit : the data.
+    load_german_credit : The data.
 
     Examples
     --------

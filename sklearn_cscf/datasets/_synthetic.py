@@ -155,7 +155,7 @@ def make_credit_applicants(n_samples=2000, *, random_state=None):
 
     Returns
     -------
-    data : :class:`~sklearn.utils.Bunch`
+    data : Bunch
         Dictionary-like object with the attributes:
 
         data : DataFrame of shape (n_samples, 7)
@@ -174,8 +174,8 @@ def make_credit_applicants(n_samples=2000, *, random_state=None):
 
     See Also
     --------
-    credit_actions : what an applicant can do.
-    credit_feature_graph : how the features ease one another.
+    credit_actions : What an applicant can do.
+    credit_feature_graph : How the features ease one another.
 
     Examples
     --------
@@ -308,8 +308,8 @@ def credit_actions():
 
     See Also
     --------
-    make_credit_applicants : the applicants.
-    credit_feature_graph : the discounts between these features.
+    make_credit_applicants : The applicants.
+    credit_feature_graph : The discounts between these features.
 
     Examples
     --------
@@ -414,7 +414,7 @@ def credit_feature_graph():
 
     See Also
     --------
-    credit_actions : the actions whose costs are discounted.
+    credit_actions : The actions whose costs are discounted.
 
     Examples
     --------

@@ -290,7 +290,7 @@ def load_adult(*, as_frame=True, return_X_y=False):
 
     Returns
     -------
-    data : :class:`~sklearn.utils.Bunch`
+    data : Bunch
         Dictionary-like object with the attributes:
 
         data : DataFrame of shape (45222, 14)
@@ -308,13 +308,15 @@ def load_adult(*, as_frame=True, return_X_y=False):
         DESCR : str
             Description, licence and citation.
 
-    (data, target) : tuple if ``return_X_y`` is True
+    (data, target) : tuple
+        Only if ``return_X_y`` is True: ``data`` and ``target`` as above
+        (the features and the labels), without the rest of the Bunch.
 
     See Also
     --------
-    adult_actions : the paper's actions on these columns.
-    adult_feature_graph : the paper's feature-relationship graph.
-    load_german_credit : the other data set of the paper.
+    adult_actions : The paper's actions on these columns.
+    adult_feature_graph : The paper's feature-relationship graph.
+    load_german_credit : The other data set of the paper.
 
     Examples
     --------
@@ -352,7 +354,7 @@ def load_german_credit(*, as_frame=True, return_X_y=False):
 
     Returns
     -------
-    data : :class:`~sklearn.utils.Bunch`
+    data : Bunch
         Dictionary-like object with the attributes:
 
         data : DataFrame of shape (1000, 20)
@@ -373,12 +375,14 @@ def load_german_credit(*, as_frame=True, return_X_y=False):
         DESCR : str
             Description, licence and citation.
 
-    (data, target) : tuple if ``return_X_y`` is True
+    (data, target) : tuple
+        Only if ``return_X_y`` is True: ``data`` and ``target`` as above
+        (the features and the labels), without the rest of the Bunch.
 
     See Also
     --------
-    german_actions : the paper's actions on these columns.
-    load_adult : the other data set of the paper.
+    german_actions : The paper's actions on these columns.
+    load_adult : The other data set of the paper.
 
     Examples
     --------
