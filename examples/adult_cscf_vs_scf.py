@@ -1,4 +1,5 @@
-"""CSCF against SCF on the paper's Adult (Census Income) experiment.
+"""CSCF against SCF on the paper's Adult (Census Income) experiment
+===================================================================
 
 Trains an imbalanced-learn pipeline (random under-sampling, then histogram
 gradient boosting on the raw mixed-type columns) on the built-in Adult data,

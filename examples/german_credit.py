@@ -1,4 +1,5 @@
-"""Sequential counterfactuals on the paper's German Credit experiment (SCF).
+"""Sequential counterfactuals on the paper's German Credit experiment (SCF)
+===========================================================================
 
 Trains an imbalanced-learn pipeline (random under-sampling, then histogram
 gradient boosting on the raw mixed-type columns) on the built-in German Credit

@@ -1,4 +1,5 @@
-"""Quickstart: sequential counterfactuals for rejected loan applicants.
+"""Quickstart: sequential counterfactuals for rejected loan applicants
+======================================================================
 
 Trains a scikit-learn pipeline on the built-in synthetic credit problem, picks
 a few applicants it rejects, and asks CSCF what each could do, in which order,

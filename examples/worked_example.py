@@ -1,4 +1,5 @@
-"""The paper's worked example (Fig. 2): why the order of actions matters.
+"""The paper's worked example (Fig. 2): why the order of actions matters
+========================================================================
 
 A seller with a high-school diploma in Germany is accepted only as a developer
 with a BSc in the US. Three actions get there: change job (effort 10), get a
@@ -6,7 +7,7 @@ BSc (effort 5), move to the US (effort 15). A feature graph says that being in
 the US makes studying easier and that a degree, or not yet having moved, makes
 the job change easier. With the graph (CSCF) the cheapest plan is to study
 first, then move, then change job (cost 22.5); without it (SCF) every order
-costs 30.
+costs 30. It takes no options::
 
     python examples/worked_example.py
 """

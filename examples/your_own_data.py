@@ -1,4 +1,5 @@
-"""Your own data: sequential counterfactuals for a problem you describe yourself.
+"""Your own data: counterfactuals for a problem you describe yourself
+=====================================================================
 
 A tutorial on the pieces you write when your data are not one of the built-in
 problems, on a small made-up loan-approval data set:
