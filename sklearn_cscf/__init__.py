@@ -11,6 +11,8 @@ The public surface:
 - :class:`FeatureGraph`: feature relationships giving consequential discounts.
 - :mod:`sklearn_cscf.datasets`: the UCI Adult and German Credit data with the
   paper's actions and graph, and a synthetic problem.
+- :func:`describe` and :func:`show`: the explanations as text, person by
+  person, step by step.
 - :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
 - ``python -m sklearn_cscf``: the command-line demo.
 """
@@ -19,6 +21,7 @@ from sklearn_cscf import datasets, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
+from sklearn_cscf.reporting import describe, show
 
 __version__ = "0.1.0.dev0"
 
@@ -28,5 +31,7 @@ __all__ = [
     "SequentialCounterfactualExplainer",
     "__version__",
     "datasets",
+    "describe",
     "plotting",
+    "show",
 ]

@@ -1,0 +1,357 @@
+"""The per-person text: sklearn_cscf.describe and sklearn_cscf.show."""
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_cscf import SequentialCounterfactualExplainer, describe, show
+from sklearn_cscf._frames import COLUMNS
+from sklearn_cscf.reporting import _cost, _value
+
+EDUCATION = pd.CategoricalDtype(["HS", "BSc", "MSc"], ordered=True)
+NUMBERS = {"age", "savings", "hours"}
+
+
+def _x():
+    """Four applicants, deliberately not in label order."""
+    return pd.DataFrame(
+        {
+            "age": [20, 35, 50, 41],
+            "education": pd.Categorical(["HS", "BSc", "MSc", "HS"], dtype=EDUCATION),
+            "savings": [1200.0, 0.0, 52000.0, 10.5],
+            "hours": [40, 20, 38, 45],
+        },
+        index=[7, 3, 5, 9],
+    )
+
+
+def _step(solution, plan, step, action, feature, old, new, effort, discount, proba):
+    numeric = feature in NUMBERS
+    return {
+        "instance": 7,
+        "plan": plan,
+        "solution": solution,
+        "step": step,
+        "action": action,
+        "feature": feature,
+        "old_value": str(old),
+        "new_value": str(new),
+        "old_number": float(old) if numeric else np.nan,
+        "new_number": float(new) if numeric else np.nan,
+        "effort": effort,
+        "discount": discount,
+        "cost": effort * discount,
+        "target_proba": proba,
+        "target_class": "approved",
+        "status": "ok",
+    }
+
+
+def _sequence(rows, gower):
+    cost = sum(row["cost"] for row in rows)
+    effort = sum(row["effort"] for row in rows)
+    for row in rows:
+        row.update(
+            sequence_cost=cost,
+            sequence_effort=effort,
+            gower_distance=gower,
+            length=len(rows),
+        )
+    return rows
+
+
+def _frames():
+    """A frame as explain returns it, and its states, checked by hand.
+
+    Applicant 7: plan 0 (study, then save: the study is discounted to half)
+    as solution 0, the same plan in the other order (no discount) as
+    solution 2, and plan 1 (more hours) as solution 1. Applicants 3, 5 and 9:
+    no sequence, already accepted, and an error.
+    """
+    records = [
+        *_sequence(
+            [
+                _step(0, 0, 1, "get_degree", "education", "HS", "BSc", 3.0, 0.5, 0.3),
+                _step(0, 0, 2, "save_money", "savings", 1200, 15000.5, 1.38, 1.0, 0.8),
+            ],
+            gower=0.25,
+        ),
+        *_sequence(
+            [_step(1, 1, 1, "change_hours", "hours", 40, 50, 3.0, 1.0, 0.6)],
+            gower=0.05,
+        ),
+        *_sequence(
+            [
+                _step(2, 0, 1, "save_money", "savings", 1200, 15000.5, 1.38, 1.0, 0.5),
+                _step(2, 0, 2, "get_degree", "education", "HS", "BSc", 3.0, 1.0, 0.8),
+            ],
+            gower=0.25,
+        ),
+        {"instance": 3, "target_class": "approved", "status": "no_counterfactual"},
+        {"instance": 5, "target_class": "approved", "status": "already_target"},
+        {"instance": 9, "target_class": "approved", "status": "error"},
+    ]
+    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    frame = frame.astype(
+        {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
+    )
+    frame["message"] = pd.array(
+        [pd.NA] * 7 + ["the model raised ValueError: bad input"], dtype="string"
+    )
+
+    x7 = {"age": 20, "education": "HS", "savings": 1200.0, "hours": 40}
+    studied = {"education": "BSc", "age": 23}
+    saved = {"savings": 15000.5}
+    path = [
+        (0, 0, x7),
+        (0, 1, {**x7, **studied}),
+        (0, 2, {**x7, **studied, **saved}),
+        (1, 0, x7),
+        (1, 1, {**x7, "hours": 50}),
+        (2, 0, x7),
+        (2, 1, {**x7, **saved}),
+        (2, 2, {**x7, **saved, **studied}),
+    ]
+    states = pd.DataFrame(
+        [{"instance": 7, "solution": s, "step": t, **x} for s, t, x in path]
+    )
+    states = states.astype(
+        {"solution": "Int64", "step": "Int64", "education": EDUCATION}
+    )
+    return frame, states
+
+
+PROBA = {7: 0.1, 3: 0.2, 5: 0.7, 9: 0.05}
+
+APPLICANT_7 = """\
+Applicant 7: age=20, education=HS, savings=1,200, hours=40
+  P(approved) now 0.10; 3 Pareto-optimal sequence(s) in 2 plan(s):
+  #1  cost 2.88 (effort 4.38), 2 step(s), Gower distance 0.250; the same actions in 1 other order(s) cost 4.38
+      1. get_degree    education     HS -> BSc        cost 1.50 (3.00 x 0.50)  P(approved) 0.30
+         and so: age 20 -> 23
+      2. save_money    savings    1,200 -> 15,000.50  cost 1.38                P(approved) 0.80
+  #2  cost 3.00, 1 step(s), Gower distance 0.050
+      1. change_hours  hours         40 -> 50         cost 3.00                P(approved) 0.60"""  # noqa: E501
+
+NO_SEQUENCE = (
+    "status: no_counterfactual (no valid sequence found within the search "
+    "budget;\n    a larger population_size or n_generations, wider value spaces "
+    "or more actions may help)"
+)
+
+
+def test_the_text_of_a_hand_checked_frame():
+    frame, states = _frames()
+    text = describe(
+        frame,
+        states,
+        X=_x(),
+        instance=7,
+        initial_proba=PROBA,
+        target_name="approved",
+        noun="Applicant",
+    )
+    assert text == APPLICANT_7
+
+
+def test_status_rows_give_their_hint_or_message():
+    frame, states = _frames()
+    text = describe(frame, states, instance=[3, 5, 9], initial_proba=PROBA)
+    assert text.split("\n\n") == [
+        f"Instance 3\n  P(approved) now 0.20; {NO_SEQUENCE}",
+        "Instance 5\n  P(approved) now 0.70; status: already_target (the model "
+        "already predicts the target class)",
+        "Instance 9\n  P(approved) now 0.05; status: error (the model raised "
+        "ValueError: bad input)",
+    ]
+
+
+def test_every_instance_in_input_order():
+    frame, states = _frames()
+    X = _x()
+    blocks = describe(frame, states, X=X, noun="Applicant").split("\n\n")
+    assert [block.split(":")[0] for block in blocks] == [
+        f"Applicant {label}" for label in X.index
+    ]
+    # without initial_proba, no probability now; the target from the frame
+    assert "now" not in blocks[0]
+    assert "P(approved) 0.30" in blocks[0]
+
+
+def test_instance_selects_and_orders():
+    frame, states = _frames()
+    text = describe(frame, states, instance=[9, 7])
+    assert [block.splitlines()[0] for block in text.split("\n\n")] == [
+        "Instance 9",
+        "Instance 7",
+    ]
+    assert describe(frame, instance=5) == (
+        "Instance 5\n  status: already_target (the model already predicts the "
+        "target class)"
+    )
+    # one instance: a single initial probability will do
+    assert "P(approved) now 0.25" in describe(frame, instance=3, initial_proba=0.25)
+
+
+def test_an_array_of_initial_probabilities_follows_x():
+    frame, states = _frames()
+    X = _x()
+    text = describe(frame, X=X, initial_proba=np.array([0.1, 0.2, 0.7, 0.05]))
+    assert text == describe(frame, X=X, initial_proba=pd.Series(PROBA))
+    assert "Instance 5: age=50" in text and "P(approved) now 0.70" in text
+
+
+@pytest.mark.parametrize("max_plans, shown", [(1, ["#1"]), (0, []), (None, None)])
+def test_max_plans(max_plans, shown):
+    frame, states = _frames()
+    text = describe(frame, states, instance=7, max_plans=max_plans)
+    headers = [line.split()[0] for line in text.splitlines() if "  #" in line]
+    assert headers == (["#1", "#2"] if shown is None else shown)
+    counts = text.splitlines()[1]
+    if max_plans == 1:
+        assert counts.endswith("in 2 plan(s); the cheapest 1:")
+    elif max_plans == 0:
+        assert counts.endswith("in 2 plan(s)")
+        assert len(text.splitlines()) == 2
+
+
+def test_a_compacted_frame():
+    # the cheapest order of each plan only, and plans left out: the plan
+    # numbers stay those of the frame
+    frame, states = _frames()
+    cheapest = frame[frame["solution"].fillna(-1) != 2]
+    text = describe(cheapest, states, instance=7)
+    assert "other order" not in text
+    assert "3 Pareto-optimal" not in text and "2 Pareto-optimal" in text
+    only_plan_1 = frame[frame["plan"].fillna(-1) != 0]
+    text = describe(only_plan_1, states[states["solution"] == 1], instance=7)
+    assert "1 Pareto-optimal sequence(s) in 1 plan(s):" in text
+    assert "  #2  cost 3.00, 1 step(s)" in text and "#1" not in text
+
+
+def test_a_frame_read_back_from_csv():
+    frame, states = _frames()
+    kwargs = {"X": _x(), "initial_proba": PROBA, "noun": "Applicant"}
+    expected = describe(frame, states, **kwargs)
+
+    def round_trip(data):
+        buffer = io.StringIO()
+        data.to_csv(buffer, index=False)
+        buffer.seek(0)
+        return pd.read_csv(buffer)
+
+    assert describe(round_trip(frame), round_trip(states), **kwargs) == expected
+
+
+def test_without_states_or_probabilities():
+    frame, _ = _frames()
+    frame.loc[frame["status"] == "ok", "target_proba"] = np.nan  # predict only
+    text = describe(frame, instance=7, target_name="approved")
+    lines = text.splitlines()
+    assert "and so" not in text
+    assert "P(approved)" not in text
+    assert "      1. change_hours  hours         40 -> 50         cost 3.00" in lines
+
+
+def test_show_prints_the_text(capsys):
+    frame, states = _frames()
+    show(frame, states, X=_x(), initial_proba=PROBA, noun="Applicant", instance=7)
+    assert capsys.readouterr().out == APPLICANT_7 + "\n"
+
+
+def test_the_text_of_a_real_explanation(
+    worked_model, worked_X, worked_actions, worked_graph
+):
+    # the paper's worked example: study first, then move, then change job
+    explainer = SequentialCounterfactualExplainer(
+        worked_model,
+        actions=worked_actions,
+        feature_graph=worked_graph,
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+    ).fit(worked_X)
+    person = worked_X.iloc[[0]]
+    explanations, states = explainer.explain(person, return_states=True)
+    lines = describe(explanations, states, X=person).splitlines()
+    assert lines[0] == "Instance 0: job=Seller, education=HS, location=Germany"
+    assert lines[2].startswith("  #1  cost 22.50 (effort 30.00), 3 step(s)")
+    assert [line.split()[1] for line in lines[3:6]] == [
+        "a2_education",
+        "a3_location",
+        "a1_job",
+    ]
+    assert "HS -> BSc" in lines[3] and "(5.00 x 0.50)" in lines[3]
+
+
+# ---------------------------------------------------------------------- #
+# Bad input
+# ---------------------------------------------------------------------- #
+def test_errors_for_what_is_not_a_frame_of_explain():
+    frame, states = _frames()
+    with pytest.raises(TypeError, match="DataFrame returned by"):
+        describe(frame.to_dict("records"))
+    with pytest.raises(TypeError, match="unpack"):
+        describe((frame, states))
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['plan'\]"):
+        describe(frame.drop(columns="plan"))
+    with pytest.raises(ValueError, match="without a plan or solution"):
+        describe(frame.assign(plan=pd.NA))
+    with pytest.raises(TypeError, match="states must be"):
+        describe(frame, states.to_numpy())
+    with pytest.raises(ValueError, match=r"states lacks the column\(s\) \['step'\]"):
+        describe(frame, states.drop(columns="step"))
+    with pytest.raises(ValueError, match="no state for instance 7, solution 1"):
+        describe(frame, states[states["solution"] != 1])
+    # the states of orders not shown are not needed
+    describe(frame, states[states["solution"] != 2])
+
+
+def test_errors_for_bad_selections_and_companions():
+    frame, _ = _frames()
+    with pytest.raises(ValueError, match=r"instance 8 is not in explanations"):
+        describe(frame, instance=8)
+    with pytest.raises(ValueError, match=r"instance '7' is not in explanations"):
+        describe(frame, instance=["7"])
+    with pytest.raises(ValueError, match="X has no row labelled 9"):
+        describe(frame, X=_x().head(3))
+    with pytest.raises(TypeError, match="X must be the DataFrame"):
+        describe(frame, X=_x().to_numpy())
+    with pytest.raises(ValueError, match="one probability per row"):
+        describe(frame, X=_x(), initial_proba=np.full((4, 2), 0.5))
+    with pytest.raises(ValueError, match="follows the rows of X"):
+        describe(frame, initial_proba=[0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="single number for 4 instances"):
+        describe(frame, initial_proba=0.5)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="max_plans must be"):
+            describe(frame, max_plans=bad)
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (np.int64(12000), "12,000"),
+        (3.0, "3"),
+        (-1500.0, "-1,500"),
+        (2.5, "2.50"),
+        (57442.872122, "57,442.87"),
+        (0.0035, "0.0035"),
+        (np.nan, "-"),
+        (None, "-"),
+        (pd.NA, "-"),
+        (True, "True"),
+        ("Bachelors", "Bachelors"),
+    ],
+)
+def test_values_for_people(value, text):
+    assert _value(value) == text
+
+
+@pytest.mark.parametrize(
+    "value, text", [(0.0, "0.00"), (0.0026, "0.0026"), (1.234, "1.23")]
+)
+def test_costs_for_people(value, text):
+    assert _cost(value) == text
