@@ -13,27 +13,14 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import COLUMNS
+
 __all__ = ["describe", "show"]
 
-_REQUIRED = (
-    "instance",
-    "plan",
-    "solution",
-    "step",
-    "action",
-    "feature",
-    "old_value",
-    "new_value",
-    "effort",
-    "discount",
-    "cost",
-    "target_proba",
-    "sequence_cost",
-    "sequence_effort",
-    "gower_distance",
-    "length",
-    "status",
-)
+# the columns of explain's frame that the text needs: not the typed numbers
+# (the values as text stand in) nor the target class (target_name does)
+_OPTIONAL = ("old_number", "new_number", "target_class")
+_REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
 _STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help
 _HINTS = {
@@ -188,40 +175,25 @@ def describe(
     return "\n\n".join(blocks)
 
 
-def show(
-    explanations,
-    states=None,
-    *,
-    X=None,
-    instance=None,
-    initial_proba=None,
-    target_name=None,
-    max_plans=3,
-    noun="Instance",
-):
-    """Print the explanations as text (see :func:`describe`).
+def show(explanations, states=None, **options):
+    """Print the explanations as text: :func:`describe`, printed.
 
     Parameters
     ----------
-    explanations, states, X, instance, initial_proba, target_name, max_plans, noun
-        As for :func:`describe`.
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
+    states : DataFrame, default=None
+        The states returned with it by ``explain(X, return_states=True)``.
+    **options
+        ``X``, ``instance``, ``initial_proba``, ``target_name``, ``max_plans``
+        and ``noun``, as for :func:`describe`.
 
     See Also
     --------
     describe : The same text, as a string.
     """
-    print(
-        describe(
-            explanations,
-            states,
-            X=X,
-            instance=instance,
-            initial_proba=initial_proba,
-            target_name=target_name,
-            max_plans=max_plans,
-            noun=noun,
-        )
-    )
+    print(describe(explanations, states, **options))
 
 
 # ---------------------------------------------------------------------- #
@@ -378,11 +350,12 @@ def _value(value):
     if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
         return str(value)
     value = float(value)
-    if value.is_integer() and abs(value) < 1e15:
+    if abs(value) < 1 and not value.is_integer():
+        return f"{value:.2g}"
+    # whole when two decimals would show zeros (float noise: 49146.0000001)
+    if round(value, 2).is_integer() and abs(value) < 1e15:
         return f"{value:,.0f}"
-    if abs(value) >= 1:
-        return f"{value:,.2f}"
-    return f"{value:.2g}"
+    return f"{value:,.2f}"
 
 
 def _cost(value):
