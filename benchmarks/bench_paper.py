@@ -25,7 +25,7 @@ import sklearn
 
 import sklearn_cscf
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train
+from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
 
 # the paper's published figures for the authors' code (METHOD.md)
 PUBLISHED = {"adult": (7, 100.0), "german": (4, 145.0)}

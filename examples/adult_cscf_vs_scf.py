@@ -31,102 +31,37 @@ from itertools import zip_longest
 
 import numpy as np
 import pandas as pd
-from imblearn.pipeline import make_pipeline
-from imblearn.under_sampling import RandomUnderSampler
-from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import balanced_accuracy_score
-from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf import SequentialCounterfactualExplainer, describe
+from sklearn_cscf._demo import add_search_options, pick_rejected, train
 from sklearn_cscf.datasets import adult_actions, adult_feature_graph, load_adult
 
 OUTPUT = "adult_cscf_vs_scf.csv"
 METHODS = ("CSCF", "SCF")
 # actions whose cost the graph discounts through education_num
 DISCOUNTED_BY_EDUCATION = ("increase_capital_gain", "enlist")
+# the columns shown in each person's profile
+PROFILE = [
+    "age",
+    "education",
+    "education_num",
+    "occupation",
+    "hours_per_week",
+    "capital_gain",
+    "capital_loss",
+]
 LABEL_WIDTH = 12
 COLUMN_WIDTH = 38
-
-
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Explain people predicted to earn <=50K with CSCF and SCF.",
     )
-    parser.add_argument(
-        "--n-instances",
-        type=positive_int,
-        default=3,
-        help="people predicted to earn <=50K to explain (default: 3)",
-    )
-    parser.add_argument(
-        "--population-size",
-        type=positive_int,
-        default=500,
-        help="individuals per generation (default: 500, the paper's)",
-    )
-    parser.add_argument(
-        "--generations",
-        type=positive_int,
-        default=150,
-        help="generations of the search (default: 150, the paper's)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument(
-        "--n-jobs",
-        type=int,
-        default=None,
-        help="people explained in parallel; -1 uses all cores (default: 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.population_size < 2:
-        parser.error("--population-size must be at least 2")
-    if args.n_jobs == 0:
-        parser.error("--n-jobs must not be 0 (use 1, a larger number, or -1)")
-    return args
-
-
-def build_model(seed):
-    """Under-sample the majority class, then gradient boosting on raw columns.
-
-    The imbalanced-learn pipeline only resamples in ``fit``; at prediction time
-    it passes the rows straight to the classifier, which handles the pandas
-    ``category`` columns itself (``categorical_features="from_dtype"``).
-    """
-    return make_pipeline(
-        RandomUnderSampler(random_state=seed),
-        HistGradientBoostingClassifier(
-            categorical_features="from_dtype", random_state=seed
-        ),
-    )
-
-
-def fmt(value):
-    """A raw value for people: whole numbers without decimals, others with two."""
-    if isinstance(value, float | np.floating | int | np.integer):
-        if np.isnan(value):
-            return "-"
-        if float(value).is_integer():
-            return f"{value:,.0f}"
-        return f"{value:,.2f}"
-    return str(value)
-
-
-def describe_person(label, row, proba):
-    return (
-        f"Person {label}: age {fmt(row['age'])}, {row['education']} "
-        f"(education_num {fmt(row['education_num'])}), {row['occupation']}, "
-        f"{fmt(row['hours_per_week'])} h/week, capital gain "
-        f"{fmt(row['capital_gain'])}, capital loss {fmt(row['capital_loss'])}; "
-        f"P(>50K) now {proba:.2f}"
-    )
+    add_search_options(parser, rows="people predicted to earn <=50K")
+    return parser.parse_args(argv)
 
 
 def price_with_graph(steps, states, actions, graph):
@@ -154,11 +89,10 @@ def method_column(steps):
     if first["status"] != "ok":
         return [f"no sequence ({first['status']})"]
     cheapest = steps[steps["solution"] == 0]
-    lines = [
-        f"{step.action} {fmt(step.old_value)} -> {fmt(step.new_value)}"
+    return [
+        f"{step.action} {step.old_value} -> {step.new_value}"
         for step in cheapest.itertuples()
     ]
-    return lines
 
 
 def cost_cells(steps, method):
@@ -234,18 +168,13 @@ def main(argv=None):
     args = parse_args(argv)
     start = time.perf_counter()
 
-    adult = load_adult()
-    X_train, X_test, y_train, y_test = train_test_split(
-        adult.data,
-        adult.target,
-        test_size=0.25,
-        stratify=adult.target,
-        random_state=args.seed,
-    )
-    # One OpenMP thread for the gradient boosting: the data are small, and on a
-    # busy machine its threads can wait on each other far longer than they save.
+    # The command line's model: a stratified 75/25 split, random
+    # under-sampling of the majority class, then gradient boosting on the raw
+    # columns (it reads the pandas categories itself). One OpenMP thread: the
+    # data are small, and on a busy machine its threads can wait on each other
+    # far longer than they save.
     with threadpool_limits(limits=1):
-        model = build_model(args.seed).fit(X_train, y_train)
+        model, (X_train, X_test, _, y_test) = train(load_adult(), args.seed)
         predicted = model.predict(X_test)
     accuracy = balanced_accuracy_score(y_test, predicted)
     print(
@@ -253,10 +182,9 @@ def main(argv=None):
         f"accuracy {accuracy:.3f} on {len(X_test)} held out."
     )
 
-    rejected = X_test[predicted == 0]
+    rejected = pick_rejected(X_test, predicted, args.n_instances, args.seed)
     if len(rejected) < args.n_instances:
         print(f"Only {len(rejected)} people predicted <=50K; explaining all of them.")
-    rejected = rejected.head(args.n_instances)
 
     actions = adult_actions()
     graph = adult_feature_graph()
@@ -285,8 +213,19 @@ def main(argv=None):
     print()
     with threadpool_limits(limits=1):
         probabilities = model.predict_proba(rejected)[:, 1]
-    for (label, row), proba in zip(rejected.iterrows(), probabilities, strict=True):
-        print(describe_person(label, row, proba))
+    for label, proba in zip(rejected.index, probabilities, strict=True):
+        # the person and CSCF's counts; then the cheapest sequence of each method
+        print(
+            describe(
+                frames["CSCF"],
+                X=rejected[PROFILE],
+                instance=label,
+                initial_proba=proba,
+                target_name=">50K",
+                max_plans=0,
+                noun="Person",
+            )
+        )
         side_by_side({m: frames[m][frames[m]["instance"] == label] for m in METHODS})
         print()
 

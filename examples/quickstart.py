@@ -13,7 +13,6 @@ Run ``python examples/quickstart.py --help`` for the options; a small budget
 import argparse
 import time
 
-import numpy as np
 from sklearn.compose import make_column_selector, make_column_transformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
@@ -21,7 +20,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf import SequentialCounterfactualExplainer, show
+from sklearn_cscf._demo import add_search_options, pick_rejected
 from sklearn_cscf.datasets import (
     credit_actions,
     credit_feature_graph,
@@ -29,49 +29,14 @@ from sklearn_cscf.datasets import (
 )
 
 OUTPUT = "explanations.csv"
-SHOWN_PER_PERSON = 3
-
-
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Explain rejected loan applicants with CSCF sequences.",
     )
-    parser.add_argument(
-        "--n-instances",
-        type=positive_int,
-        default=3,
-        help="rejected applicants to explain (default: 3)",
-    )
-    parser.add_argument(
-        "--population-size",
-        type=positive_int,
-        default=500,
-        help="individuals per generation (default: 500, the paper's)",
-    )
-    parser.add_argument(
-        "--generations",
-        type=positive_int,
-        default=150,
-        help="generations of the search (default: 150, the paper's)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument(
-        "--n-jobs",
-        type=int,
-        default=None,
-        help="applicants explained in parallel; -1 uses all cores (default: 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.population_size < 2:
-        parser.error("--population-size must be at least 2")
-    return args
+    add_search_options(parser, rows="rejected applicants")
+    return parser.parse_args(argv)
 
 
 def build_model():
@@ -84,48 +49,6 @@ def build_model():
         remainder=StandardScaler(),
     )
     return make_pipeline(preprocess, LogisticRegression(max_iter=1000))
-
-
-def fmt(value):
-    """A raw value for people: whole numbers without decimals, money with."""
-    if isinstance(value, float | np.floating):
-        if np.isnan(value):
-            return "-"
-        if float(value).is_integer():
-            return f"{value:,.0f}"
-        return f"{value:,.2f}"
-    return str(value)
-
-
-def describe_person(label, row, proba, steps):
-    """A readable summary of one applicant and their cheapest sequences."""
-    profile = ", ".join(f"{name}={fmt(value)}" for name, value in row.items())
-    lines = [f"Applicant {label}: {profile}", f"  P(approved) now: {proba:.2f}"]
-    status = steps["status"].iloc[0]
-    if status != "ok":
-        lines.append(f"  status: {status}")
-        return "\n".join(lines)
-    n_solutions = steps["solution"].nunique()
-    shown = min(n_solutions, SHOWN_PER_PERSON)
-    lines[-1] += (
-        f"; {n_solutions} Pareto-optimal sequence(s), the cheapest {shown} below"
-    )
-    for solution, seq in steps.groupby("solution", sort=True):
-        if solution >= SHOWN_PER_PERSON:
-            break
-        first = seq.iloc[0]
-        lines.append(
-            f"  #{solution + 1}  cost {first['sequence_cost']:.2f} "
-            f"(effort {first['sequence_effort']:.2f}), {first['length']} step(s), "
-            f"Gower distance {first['gower_distance']:.3f}"
-        )
-        for step in seq.itertuples():
-            lines.append(
-                f"      {step.step}. {step.action:<19} {step.feature:<15}"
-                f"{fmt(step.old_value):>12} -> {fmt(step.new_value):<12}"
-                f" cost {step.cost:5.2f}   P(approved) {step.target_proba:.2f}"
-            )
-    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -141,16 +64,16 @@ def main(argv=None):
         random_state=args.seed,
     )
     model = build_model().fit(X_train, y_train)
-    accuracy = balanced_accuracy_score(y_test, model.predict(X_test))
+    predicted = model.predict(X_test)
+    accuracy = balanced_accuracy_score(y_test, predicted)
     print(
         f"Logistic regression on {len(X_train)} synthetic applicants: balanced "
         f"accuracy {accuracy:.3f} on {len(X_test)} held out."
     )
 
-    rejected = X_test[model.predict(X_test) == 0]
+    rejected = pick_rejected(X_test, predicted, args.n_instances, args.seed)
     if len(rejected) < args.n_instances:
         print(f"Only {len(rejected)} rejected applicants; explaining all of them.")
-    rejected = rejected.head(args.n_instances)
 
     explainer = SequentialCounterfactualExplainer(
         model,
@@ -167,14 +90,21 @@ def main(argv=None):
         f"{len(explainer.actions_)} actions "
         f"(population {args.population_size}, {args.generations} generations)..."
     )
-    explanations = explainer.explain(rejected)
+    explanations, states = explainer.explain(rejected, return_states=True)
 
+    # each applicant's three cheapest plans step by step, with their
+    # consequences and the probability of approval after each step
     print()
-    probabilities = model.predict_proba(rejected)[:, 1]
-    for (label, row), proba in zip(rejected.iterrows(), probabilities):
-        steps = explanations[explanations["instance"] == label]
-        print(describe_person(label, row, proba, steps))
-        print()
+    proba = model.predict_proba(rejected)[:, 1]
+    show(
+        explanations,
+        states,
+        X=rejected,
+        initial_proba=proba,
+        noun="Applicant",
+        target_name="approved",
+    )
+    print()
 
     explanations.to_csv(OUTPUT, index=False)
     counts = explanations["status"].value_counts().to_dict()

@@ -15,7 +15,12 @@ costs 30. It takes no options::
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
+from sklearn_cscf import (
+    Action,
+    FeatureGraph,
+    SequentialCounterfactualExplainer,
+    describe,
+)
 
 
 class AcceptsOnlyDeveloperBScUS:
@@ -82,13 +87,10 @@ def main():
             random_state=0,
         ).fit(known)
         steps = explainer.explain(person)
+        # one plan (all three actions); its cheapest order step by step, and
+        # what the other orders of the same actions cost
         print(f"{name}: {steps['solution'].nunique()} optimal order(s)")
-        for solution, plan in steps.groupby("solution"):
-            order = " -> ".join(
-                f"{row.action} ({row.effort:g} x {row.discount:g})"
-                for row in plan.itertuples()
-            )
-            print(f"  #{solution}  cost {plan['sequence_cost'].iloc[0]:5.1f}: {order}")
+        print(describe(steps, X=person, target_name="accepted", noun="Person"))
         print()
 
 

@@ -31,7 +31,13 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
-from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
+from sklearn_cscf import (
+    Action,
+    FeatureGraph,
+    SequentialCounterfactualExplainer,
+    show,
+)
+from sklearn_cscf._demo import add_search_options, pick_rejected
 
 OUTPUT = "your_own_data_explanations.csv"
 SHOWN_PER_PERSON = 2
@@ -47,48 +53,12 @@ RETIREMENT_AGE = 65
 FULL_TIME_INCOME = 30.0  # thousands a year
 
 
-def positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Explain rejected applicants of a hand-made data set.",
     )
-    parser.add_argument(
-        "--n-instances",
-        type=positive_int,
-        default=3,
-        help="rejected applicants to explain (default: 3)",
-    )
-    parser.add_argument(
-        "--population-size",
-        type=positive_int,
-        default=500,
-        help="individuals per generation (default: 500, the paper's)",
-    )
-    parser.add_argument(
-        "--generations",
-        type=positive_int,
-        default=150,
-        help="generations of the search (default: 150, the paper's)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    parser.add_argument(
-        "--n-jobs",
-        type=int,
-        default=None,
-        help="applicants explained in parallel; -1 uses all cores (default: 1)",
-    )
-    args = parser.parse_args(argv)
-    if args.population_size < 2:
-        parser.error("--population-size must be at least 2")
-    if args.n_jobs == 0:
-        parser.error("--n-jobs must not be 0 (use 1, a larger number, or -1)")
-    return args
+    add_search_options(parser, rows="rejected applicants")
+    return parser.parse_args(argv)
 
 
 # ---------------------------------------------------------------------- #
@@ -235,59 +205,6 @@ def make_graph():
     )
 
 
-# ---------------------------------------------------------------------- #
-# Printing
-# ---------------------------------------------------------------------- #
-def fmt(value):
-    """A raw value for people: whole numbers without decimals, others with one."""
-    if isinstance(value, float | np.floating | int | np.integer):
-        if np.isnan(value):
-            return "-"
-        if float(value).is_integer():
-            return f"{value:,.0f}"
-        return f"{value:,.1f}"
-    return str(value)
-
-
-def describe_person(label, row, proba, steps, states):
-    profile = ", ".join(f"{name}={fmt(value)}" for name, value in row.items())
-    lines = [f"Applicant {label}: {profile}", f"  P(approved) now: {proba:.2f}"]
-    status = steps["status"].iloc[0]
-    if status != "ok":
-        lines.append(f"  status: {status}")
-        return "\n".join(lines)
-    n_solutions = steps["solution"].nunique()
-    lines[-1] += f"; {n_solutions} Pareto-optimal sequence(s)"
-    for solution, seq in steps.groupby("solution", sort=True):
-        if solution >= SHOWN_PER_PERSON:
-            break
-        first = seq.iloc[0]
-        lines.append(
-            f"  #{solution + 1}  cost {first['sequence_cost']:.2f} years "
-            f"(effort {first['sequence_effort']:.2f} before discounts)"
-        )
-        for step in seq.itertuples():
-            lines.append(
-                f"      {step.step}. {step.action:<19}"
-                f"{fmt(step.old_value):>11} -> {fmt(step.new_value):<11}"
-                f" {step.effort:5.2f} x {step.discount:.2f} = {step.cost:5.2f}"
-                f"   P(approved) {step.target_proba:.2f}"
-            )
-        # the state after the last step: the consequences show up here too
-        final = states[
-            (states["instance"] == label)
-            & (states["solution"] == solution)
-            & (states["step"] == first["length"])
-        ].iloc[0]
-        changed = [
-            f"{name} {fmt(row[name])} -> {fmt(final[name])}"
-            for name in row.index
-            if row[name] != final[name]
-        ]
-        lines.append(f"      afterwards: {', '.join(changed)}")
-    return "\n".join(lines)
-
-
 def main(argv=None):
     args = parse_args(argv)
     start = time.perf_counter()
@@ -321,25 +238,34 @@ def main(argv=None):
         random_state=args.seed,
     ).fit(X_train)
 
-    rejected = X_test[model.predict(X_test) == 0]
+    rejected = pick_rejected(X_test, model.predict(X_test), args.n_instances, args.seed)
     if len(rejected) < args.n_instances:
         print(f"Only {len(rejected)} rejected applicants; explaining all of them.")
-    rejected = rejected.head(args.n_instances)
     print(
         f"Explaining {len(rejected)} rejected applicant(s) "
         f"(population {args.population_size}, {args.generations} generations)..."
     )
     # explanations: one row per step of each Pareto-optimal sequence, the
-    # cheapest first; states: every feature after every step (step 0 is the
-    # applicant as they are).
+    # cheapest first; a "plan" is a set of actions, a "solution" one order of
+    # it. states: every feature after every step (step 0 is the applicant as
+    # they are), which shows the consequences (studying makes you older).
     explanations, states = explainer.explain(rejected, return_states=True)
 
+    # show prints both as text: per applicant, the cheapest plans step by
+    # step (every effort here is in years), each step's consequences, and the
+    # probability of approval after each step.
+    # (describe returns the same text as a string.)
     print()
-    probabilities = model.predict_proba(rejected)[:, 1]
-    for (label, row), proba in zip(rejected.iterrows(), probabilities, strict=True):
-        steps = explanations[explanations["instance"] == label]
-        print(describe_person(label, row, proba, steps, states))
-        print()
+    show(
+        explanations,
+        states,
+        X=rejected,
+        initial_proba=model.predict_proba(rejected)[:, 1],
+        target_name="approved",
+        max_plans=SHOWN_PER_PERSON,
+        noun="Applicant",
+    )
+    print()
 
     explanations.to_csv(OUTPUT, index=False)
     counts = explanations["status"].value_counts().to_dict()

@@ -12,87 +12,31 @@ Run ``python -m sklearn_cscf --help`` for the options.
 
 import argparse
 import sys
-import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from imblearn.pipeline import make_pipeline
-from imblearn.under_sampling import RandomUnderSampler
-from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import balanced_accuracy_score
-from sklearn.model_selection import train_test_split
 
-from sklearn_cscf import SequentialCounterfactualExplainer, __version__
-from sklearn_cscf.datasets import (
-    adult_actions,
-    adult_feature_graph,
-    german_actions,
-    load_adult,
-    load_german_credit,
+from sklearn_cscf import SequentialCounterfactualExplainer, __version__, describe
+
+# SCENARIOS, train and pick_rejected are still imported from here by callers
+# written before sklearn_cscf._demo
+from sklearn_cscf._demo import (
+    SCENARIOS,
+    add_search_options,
+    pick_rejected,
+    train,
 )
 
 CSV_NAME = "explanations.csv"
 PLOT_NAME = "explanations.png"
 SHOWN_PER_PERSON = 3
-MAX_SEED = 2**32 - 1
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A built-in data set with the paper's actions (and graph)."""
-
-    title: str
-    load: object
-    actions: object
-    graph: object  # a callable returning a FeatureGraph, or None
-    person: str
-
-
-SCENARIOS = {
-    "adult": Scenario(
-        "Adult (Census Income)",
-        load_adult,
-        adult_actions,
-        adult_feature_graph,
-        "Person",
-    ),
-    "german": Scenario(
-        "German Credit", load_german_credit, german_actions, None, "Applicant"
-    ),
-}
 
 
 # ---------------------------------------------------------------------- #
 # Options
 # ---------------------------------------------------------------------- #
-def _bounded_int(low, high=None, what="an integer"):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text}")
-        return value
-
-    return parse
-
-
-def _n_jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a non-zero integer (-1: all cores), got {text!r}"
-        )
-    return value
-
-
 def _prog():
     """``sklearn-cscf`` for the console script, else ``python -m sklearn_cscf``."""
     name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
@@ -121,40 +65,8 @@ def build_parser():
         default="adult",
         help="built-in data set and the paper's actions for it (default: adult)",
     )
-    parser.add_argument(
-        "--n-instances",
-        metavar="N",
-        type=_bounded_int(1, what="a positive integer"),
-        default=5,
-        help="rejected test rows to explain (default: 5)",
-    )
-    parser.add_argument(
-        "--population-size",
-        metavar="N",
-        type=_bounded_int(2, what="an integer >= 2"),
-        default=500,
-        help="individuals per generation (default: 500, the paper's)",
-    )
-    parser.add_argument(
-        "--generations",
-        metavar="N",
-        type=_bounded_int(1, what="a positive integer"),
-        default=150,
-        help="generations of the search (default: 150, the paper's)",
-    )
-    parser.add_argument(
-        "--n-jobs",
-        metavar="N",
-        type=_n_jobs,
-        default=-1,
-        help="people explained in parallel; -1 uses all cores (default: -1)",
-    )
-    parser.add_argument(
-        "--seed",
-        metavar="SEED",
-        type=_bounded_int(0, MAX_SEED, what=f"an integer in [0, {MAX_SEED}]"),
-        default=0,
-        help="seed of the split, the model and the search (default: 0)",
+    add_search_options(
+        parser, rows="rejected test rows", n_instances=5, default_jobs=-1
     )
     parser.add_argument(
         "--no-graph",
@@ -197,167 +109,17 @@ def _prepare_output(directory):
 
 
 # ---------------------------------------------------------------------- #
-# The model
+# Plots
 # ---------------------------------------------------------------------- #
-def build_model(seed):
-    """Rebalance by random undersampling, then gradient-boosted trees.
+def plot_figure(explanations, probabilities):
+    """Per person: target probability by step, and the Pareto front.
 
-    Undersampling the majority class (an imbalanced-learn pipeline, which
-    only resamples while fitting) keeps the minority class from being
-    ignored; the trees read the pandas categories natively.
+    ``None`` without matplotlib or without any sequence to draw.
     """
-    return make_pipeline(
-        RandomUnderSampler(random_state=seed),
-        HistGradientBoostingClassifier(
-            categorical_features="from_dtype", random_state=seed
-        ),
-    )
-
-
-def train(bunch, seed):
-    """The main job's stratified 75/25 split and the model fitted on it.
-
-    Returns ``(model, (X_train, X_test, y_train, y_test))``.
-    """
-    split = train_test_split(
-        bunch.data,
-        bunch.target,
-        test_size=0.25,
-        stratify=bunch.target,
-        random_state=seed,
-    )
-    X_train, _, y_train, _ = split
-    return build_model(seed).fit(X_train, y_train), split
-
-
-def pick_rejected(X_test, predicted, n, seed):
-    """Up to ``n`` rows of ``X_test`` predicted 0, drawn with ``seed``, in order."""
-    rejected = X_test[predicted == 0]
-    rng = np.random.default_rng(seed)
-    size = min(n, len(rejected))
-    return rejected.iloc[np.sort(rng.choice(len(rejected), size=size, replace=False))]
-
-
-# ---------------------------------------------------------------------- #
-# Printing
-# ---------------------------------------------------------------------- #
-def fmt(value):
-    """A raw value for people: whole numbers without decimals."""
-    if isinstance(value, bool | np.bool_):
-        return str(value)
-    if isinstance(value, int | np.integer):
-        return f"{value:,}"
-    if isinstance(value, float | np.floating):
-        if np.isnan(value):
-            return "-"
-        if float(value).is_integer():
-            return f"{value:,.0f}"
-        return f"{value:,.2f}"
-    return str(value)
-
-
-def fmt_cost(value):
-    """A cost: two decimals, or two significant digits below 0.01."""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
-
-
-def _consequences(states, feature):
-    """``"name old -> new"`` for each other feature a step changed."""
-    before, after = states
-    changed = []
-    for name in before.index:
-        if name == feature:
-            continue
-        old, new = before[name], after[name]
-        if old != new and not (pd.isna(old) and pd.isna(new)):
-            changed.append(f"{name} {fmt(old)} -> {fmt(new)}")
-    return changed
-
-
-def _plans(steps):
-    """Solutions grouped when they are the same steps in another order.
-
-    Returns ``(solution, n_other_orders)`` per group, cheapest first.
-    """
-    groups = {}
-    for solution, seq in steps.groupby("solution", sort=True):
-        key = (
-            round(float(seq["sequence_cost"].iloc[0]), 9),
-            tuple(sorted(zip(seq["action"], map(str, seq["new_value"])))),
-        )
-        groups.setdefault(key, []).append(int(solution))
-    return [(members[0], len(members) - 1) for members in groups.values()]
-
-
-def describe_person(scenario, label, row, proba, target_name, steps, states):
-    """A readable summary of one person and their cheapest sequences."""
-    profile = ", ".join(f"{name}={fmt(value)}" for name, value in row.items())
-    lines = textwrap.wrap(
-        f"{scenario.person} {label}: {profile}",
-        width=100,
-        subsequent_indent="    ",
-        break_on_hyphens=False,
-    )
-    head = f"  P({target_name}) now {proba:.2f}"
-    status = steps["status"].iloc[0]
-    if status != "ok":
-        hint = ""
-        if status == "no_counterfactual":
-            hint = (
-                " (no valid sequence found within the budget; try a larger "
-                "--population-size or more --generations)"
-            )
-        lines.append(f"{head}; status: {status}{hint}")
-        return "\n".join(lines)
-    n_solutions = steps["solution"].nunique()
-    plans = _plans(steps)
-    shown = plans[:SHOWN_PER_PERSON]
-    lines.append(
-        f"{head}; {n_solutions} Pareto-optimal sequence(s), "
-        f"{len(plans)} distinct plan(s); the cheapest {len(shown)}:"
-    )
-    by_state = states.set_index(["solution", "step"]).drop(columns="instance")
-    for rank, (solution, n_orders) in enumerate(shown, start=1):
-        seq = steps[steps["solution"] == solution].sort_values("step")
-        first = seq.iloc[0]
-        also = (
-            f"; the same steps in {n_orders} other order(s) cost the same"
-            if n_orders
-            else ""
-        )
-        lines.append(
-            f"  #{rank}  cost {fmt_cost(first['sequence_cost'])} "
-            f"(effort {fmt_cost(first['sequence_effort'])}), "
-            f"{first['length']} step(s), "
-            f"Gower distance {first['gower_distance']:.3f}{also}"
-        )
-        for step in seq.itertuples():
-            pair = (
-                by_state.loc[(solution, step.step - 1)],
-                by_state.loc[(solution, step.step)],
-            )
-            priced = f"cost {fmt_cost(step.cost)}"
-            if step.discount < 1:
-                priced += f" ({fmt_cost(step.effort)} x {step.discount:.2f})"
-            lines.append(
-                f"      {step.step}. {step.action:<22} {step.feature:<15} "
-                f"{fmt(step.old_value):>10} -> {fmt(step.new_value):<10} "
-                f"{priced:<24} P({target_name}) {step.target_proba:.2f}"
-            )
-            changed = _consequences(pair, step.feature)
-            if changed:
-                lines.append(f"         and so: {'; '.join(changed)}")
-    return "\n".join(lines)
-
-
-def write_plots(explanations, probabilities, path):
-    """Per person: target probability by step, and the Pareto front."""
     try:
         import matplotlib
     except ImportError:
-        return False
+        return None
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
@@ -369,7 +131,7 @@ def write_plots(explanations, probabilities, path):
         if (explanations.loc[explanations["instance"] == label, "status"] == "ok").any()
     ]
     if not solved:
-        return False
+        return None
     fig, axes = plt.subplots(
         len(solved), 2, figsize=(12, 4 * len(solved)), squeeze=False
     )
@@ -383,9 +145,7 @@ def write_plots(explanations, probabilities, path):
         )
         plot_pareto_front(explanations, label, ax=right)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return fig
 
 
 # ---------------------------------------------------------------------- #
@@ -436,27 +196,30 @@ def run(args):
     explanations, states = explainer.explain(rejected, return_states=True)
     print()
 
-    probabilities = model.predict_proba(rejected)[:, 1]
-    for (label, row), proba in zip(rejected.iterrows(), probabilities):
-        print(
-            describe_person(
-                scenario,
-                label,
-                row,
-                proba,
-                target_name,
-                explanations[explanations["instance"] == label],
-                states[states["instance"] == label],
-            )
+    initial = pd.Series(model.predict_proba(rejected)[:, 1], index=rejected.index)
+    print(
+        describe(
+            explanations,
+            states,
+            X=rejected,
+            initial_proba=initial,
+            target_name=target_name,
+            max_plans=SHOWN_PER_PERSON,
+            noun=scenario.person,
         )
-        print()
+    )
+    print()
 
     csv_path = args.output / CSV_NAME
     explanations.to_csv(csv_path, index=False)
     written = [str(csv_path)]
     plot_path = args.output / PLOT_NAME
-    initial = pd.Series(probabilities, index=rejected.index)
-    if write_plots(explanations, initial, plot_path):
+    fig = plot_figure(explanations, initial)
+    if fig is not None:
+        import matplotlib.pyplot as plt
+
+        fig.savefig(plot_path, dpi=100)
+        plt.close(fig)
         written.append(str(plot_path))
     counts = explanations.groupby("instance")["status"].first().value_counts()
     print(
@@ -464,6 +227,11 @@ def run(args):
         f"statuses per person: {counts.to_dict()}; "
         f"{time.perf_counter() - start:.1f} s in all."
     )
+    if "no_counterfactual" in counts:
+        print(
+            "For the people without a sequence, a larger --population-size or "
+            "more --generations may find one."
+        )
     return explanations
 
 

@@ -34,6 +34,7 @@ def test_quickstart_writes_explanations(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert "Applicant" in completed.stdout
+    assert "P(approved) now" in completed.stdout
     output = tmp_path / "explanations.csv"
     assert output.exists()
     frame = pd.read_csv(output)
@@ -68,9 +69,16 @@ def test_worked_example_prints_the_papers_costs(tmp_path):
     assert completed.returncode == 0, completed.stderr
     cscf, scf = completed.stdout.split("SCF:")
     # with the graph: one cheapest order, education first; without: all cost 30
-    assert "#0  cost  22.5: get_bsc (5 x 0.5) -> move_to_us" in cscf
+    lines = cscf.splitlines()
+    plan = lines.index(
+        "  #1  cost 22.50 (effort 30.00), 3 step(s), Gower distance 1.000"
+    )
+    steps = [line.split()[1] for line in lines[plan + 1 : plan + 4]]
+    assert steps == ["get_bsc", "move_to_us", "change_job"]
+    assert "cost 2.50 (5.00 x 0.50)" in lines[plan + 1]
     assert "6 optimal order(s)" in scf
-    assert scf.count("cost  30.0") == 6
+    assert "#1  cost 30.00, 3 step(s)" in scf
+    assert "the same actions in 5 other order(s) cost 30.00" in scf
 
 
 # ---------------------------------------------------------------------- #
@@ -151,9 +159,10 @@ def test_german_credit_writes_explanations(tmp_path):
     ok = frame[frame["status"] == "ok"]
     # the paper's German experiment is SCF: no graph, no discounts
     assert (ok["discount"] == 1).all()
+    assert "P(good) now" in out
     # consequences are shown under their step, and only loan_duration has any
     consequences = [
-        line for line in out.splitlines() if line.strip().startswith("consequence:")
+        line for line in out.splitlines() if line.strip().startswith("and so:")
     ]
     assert all("loan_duration" in line for line in consequences)
 
@@ -164,7 +173,14 @@ def test_your_own_data_writes_explanations(tmp_path):
     out = completed.stdout
     assert "balanced accuracy" in out
     assert out.count("Applicant ") == 2
-    assert "afterwards:" in out
+    assert "P(approved) now" in out
+    # the consequences under their step: studying ages, a job pays
+    consequences = [
+        line.split(":", 1)[1]
+        for line in out.splitlines()
+        if line.strip().startswith("and so:")
+    ]
+    assert all(("age" in c) or ("income" in c) for c in consequences)
     output = tmp_path / "your_own_data_explanations.csv"
     assert output.exists()
     frame = pd.read_csv(output)

@@ -4,16 +4,12 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from sklearn_cscf.__main__ import (
     CSV_NAME,
     PLOT_NAME,
-    _plans,
-    fmt,
-    fmt_cost,
     main,
     parse_args,
 )
@@ -173,35 +169,10 @@ def test_console_script_is_declared():
     assert script.load() is main
 
 
-def test_plans_merge_the_same_steps_in_another_order():
-    steps = pd.DataFrame(
-        {
-            "solution": [0, 1, 1, 2, 2, 3, 3],
-            "action": ["a", "b", "c", "c", "b", "b", "c"],
-            "new_value": [1, 2, 3, 3, 2, 2, 4],
-            "sequence_cost": [1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0],
-        }
-    )
-    # 1 and 2 are the same steps in another order; 3 sets another value
-    assert _plans(steps) == [(0, 0), (1, 1), (3, 0)]
+def test_old_imports_from_the_main_module_still_work():
+    # a notebook imports these from here; they now live in sklearn_cscf._demo
+    from sklearn_cscf import _demo
+    from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train
 
-
-@pytest.mark.parametrize(
-    "value, text",
-    [
-        (np.int64(12000), "12,000"),
-        (3.0, "3"),
-        (2.5, "2.50"),
-        (np.nan, "-"),
-        ("Bachelors", "Bachelors"),
-    ],
-)
-def test_fmt(value, text):
-    assert fmt(value) == text
-
-
-@pytest.mark.parametrize(
-    "value, text", [(0.0, "0.00"), (0.0026, "0.0026"), (1.234, "1.23")]
-)
-def test_fmt_cost(value, text):
-    assert fmt_cost(value) == text
+    assert SCENARIOS is _demo.SCENARIOS
+    assert (train, pick_rejected) == (_demo.train, _demo.pick_rejected)
