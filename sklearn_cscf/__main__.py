@@ -6,12 +6,20 @@ balanced accuracy, picks a few rejected test rows, explains them with CSCF
 (the paper's actions and feature graph) behind a progress bar, prints the
 cheapest sequences of each person step by step, and writes the tidy frame to
 ``explanations.csv`` (and ``explanations.png`` when matplotlib is installed).
+The output directory is checked for writing before the long work, and
+existing results (or symbolic links in their place) are refused up front
+unless ``--overwrite`` is given, which replaces them, a link itself and never
+what it points to.
 
 Run ``python -m sklearn_cscf --help`` for the options.
 """
 
 import argparse
+import contextlib
+import os
+import secrets
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +39,7 @@ from sklearn_cscf._demo import (
 
 CSV_NAME = "explanations.csv"
 PLOT_NAME = "explanations.png"
+RESULT_NAMES = (CSV_NAME, PLOT_NAME)
 SHOWN_PER_PERSON = 3
 
 
@@ -83,22 +92,50 @@ def build_parser():
         "missing (default: the current directory)",
     )
     parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace explanations.csv and explanations.png if they exist in "
+        "--output (a symbolic link there is replaced, never written through)",
+    )
+    parser.add_argument(
         "--version", action="version", version=f"sklearn-cscf {__version__}"
     )
     return parser
 
 
 def parse_args(argv=None):
-    """Parse and check the options; bad ones exit with a message (status 2)."""
+    """Parse and check the options; bad ones exit with a message (status 2).
+
+    Existing results in ``--output`` are refused here, before any work, unless
+    ``--overwrite`` is given; a result path that is a directory always is.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.output.exists() and not args.output.is_dir():
         parser.error(f"--output {args.output} exists and is not a directory")
+    for name in RESULT_NAMES:
+        path = args.output / name
+        if path.is_symlink():
+            if not args.overwrite:
+                parser.error(
+                    f"{path} is a symbolic link (to {os.readlink(path)}); it is "
+                    "not followed: remove it, or pass --overwrite to replace "
+                    "the link itself"
+                )
+        elif path.is_dir():
+            parser.error(
+                f"{path} is a directory; move it away or choose another --output"
+            )
+        elif path.exists() and not args.overwrite:
+            parser.error(
+                f"{path} exists; pass --overwrite to replace it, or choose "
+                "another --output"
+            )
     return args
 
 
 def _prepare_output(directory):
-    """Create the output directory up front, before the long work; or explain."""
+    """Create the output directory and try writing there, before the long work."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -106,6 +143,41 @@ def _prepare_output(directory):
             f"sklearn-cscf: error: --output {directory}: cannot create the "
             f"directory ({exc.strerror or exc})"
         ) from None
+    # a real write, not permission bits: root ignores them, and read-only or
+    # virtual file systems (/proc, /sys) refuse writes whatever they say
+    try:
+        handle, probe = tempfile.mkstemp(dir=directory, prefix=".sklearn-cscf-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        raise SystemExit(
+            f"sklearn-cscf: error: --output {directory}: cannot write to the "
+            f"directory ({exc.strerror or exc})"
+        ) from None
+
+
+def _write_result(path, write, overwrite):
+    """``write(binary_handle)`` into a new file in ``path``'s directory, then
+    move it to ``path``.
+
+    The move replaces whatever ``path`` is (a symbolic link included) without
+    following it, and a failed write leaves no half-written result behind.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            write(stream)
+        if not overwrite and os.path.lexists(path):
+            raise FileExistsError(
+                f"{path} appeared while explaining; not replaced (--overwrite "
+                "replaces it)"
+            )
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 # ---------------------------------------------------------------------- #
@@ -211,16 +283,30 @@ def run(args):
     print()
 
     csv_path = args.output / CSV_NAME
-    explanations.to_csv(csv_path, index=False)
+    _write_result(
+        csv_path,
+        lambda stream: explanations.to_csv(stream, index=False),
+        args.overwrite,
+    )
     written = [str(csv_path)]
     plot_path = args.output / PLOT_NAME
     fig = plot_figure(explanations, initial)
     if fig is not None:
         import matplotlib.pyplot as plt
 
-        fig.savefig(plot_path, dpi=100)
-        plt.close(fig)
+        try:
+            _write_result(
+                plot_path,
+                lambda stream: fig.savefig(stream, format="png", dpi=100),
+                args.overwrite,
+            )
+        finally:
+            plt.close(fig)
         written.append(str(plot_path))
+    elif args.overwrite and os.path.lexists(plot_path):
+        # an old plot must not pass for this run's
+        os.unlink(plot_path)
+        print(f"Removed the old {plot_path}: no plot this time.")
     counts = explanations.groupby("instance")["status"].first().value_counts()
     print(
         f"Wrote {len(explanations)} rows to {' and '.join(written)}; "

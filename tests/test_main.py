@@ -1,8 +1,11 @@
 """The command-line demo: ``python -m sklearn_cscf`` and ``sklearn-cscf``."""
 
+import os
 import subprocess
 import sys
+import tempfile
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,6 +13,7 @@ import pytest
 from sklearn_cscf.__main__ import (
     CSV_NAME,
     PLOT_NAME,
+    _write_result,
     main,
     parse_args,
 )
@@ -176,3 +180,120 @@ def test_old_imports_from_the_main_module_still_work():
 
     assert SCENARIOS is _demo.SCENARIOS
     assert (train, pick_rejected) == (_demo.train, _demo.pick_rejected)
+
+
+# ---------------------------------------------------------------------- #
+# The output directory and the result files
+# ---------------------------------------------------------------------- #
+def _refuses_writes(directory):
+    """Whether creating a file in ``directory`` really fails."""
+    try:
+        handle, probe = tempfile.mkstemp(dir=directory)
+    except OSError:
+        return True
+    os.close(handle)
+    os.unlink(probe)
+    return False
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A directory that refuses new files, whoever runs the tests.
+
+    Permission bits stop an ordinary user but not root, so as root a virtual
+    file system that refuses new files whatever the user (/sys, /proc) is
+    used instead: the check under test is a real write, so both are fair.
+    """
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        for candidate in [locked, Path("/sys"), Path("/proc")]:
+            if candidate.is_dir() and _refuses_writes(candidate):
+                yield candidate
+                return
+        pytest.fail("no directory here refuses new files, not even /sys or /proc")
+    finally:
+        locked.chmod(0o755)
+
+
+def test_unwritable_output_fails_at_once(unwritable_dir, capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["--output", str(unwritable_dir), *TINY])
+    message = str(raised.value.code)
+    assert f"--output {unwritable_dir}" in message
+    assert "cannot write to the directory" in message
+    # nothing was trained or explained
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("name", [CSV_NAME, PLOT_NAME])
+def test_existing_results_are_kept_without_overwrite(tmp_path, capsys, name):
+    (tmp_path / name).write_text("an earlier run")
+    with pytest.raises(SystemExit) as raised:
+        main(["--output", str(tmp_path), *TINY])
+    assert raised.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before any work
+    assert f"{tmp_path / name} exists" in captured.err
+    assert "--overwrite" in captured.err
+    assert (tmp_path / name).read_text() == "an earlier run"
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_link_at_a_result_path_is_not_followed(tmp_path, capsys, dangling):
+    output, target = tmp_path / "out", tmp_path / "elsewhere.csv"
+    output.mkdir()
+    if not dangling:
+        target.write_text("not ours")
+    (output / CSV_NAME).symlink_to(target)
+    with pytest.raises(SystemExit) as raised:
+        main(["--output", str(output), *TINY])
+    assert raised.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "symbolic link" in captured.err and "--overwrite" in captured.err
+    assert (output / CSV_NAME).is_symlink()
+    if dangling:
+        assert not target.exists()
+    else:
+        assert target.read_text() == "not ours"
+
+
+def test_a_result_path_that_is_a_directory_is_refused(tmp_path, capsys):
+    (tmp_path / PLOT_NAME).mkdir()
+    with pytest.raises(SystemExit) as raised:
+        main(["--output", str(tmp_path), "--overwrite", *TINY])
+    assert raised.value.code == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_overwrite_replaces_results_and_links_themselves(tmp_path, capsys):
+    output, target = tmp_path / "out", tmp_path / "elsewhere.csv"
+    output.mkdir()
+    target.write_text("not ours")
+    (output / CSV_NAME).symlink_to(target)
+    (output / PLOT_NAME).write_bytes(b"an earlier plot")
+    options = ["--dataset", "german", "--n-instances", "1", *TINY]
+    assert main([*options, "--output", str(output), "--overwrite"]) == 0
+    capsys.readouterr()
+    # the link was replaced by the results; what it pointed to is untouched
+    assert not (output / CSV_NAME).is_symlink()
+    assert list(pd.read_csv(output / CSV_NAME).columns) == list(COLUMNS)
+    assert target.read_text() == "not ours"
+    # the old plot is gone: replaced by this run's, or removed without one
+    plot = output / PLOT_NAME
+    assert not plot.exists() or plot.read_bytes().startswith(b"\x89PNG")
+    # and no temporary file is left behind
+    assert {path.name for path in output.iterdir()} <= {CSV_NAME, PLOT_NAME}
+
+
+def test_a_result_appearing_during_the_work_is_not_replaced(tmp_path):
+    path = tmp_path / CSV_NAME
+    path.write_text("written meanwhile")
+    with pytest.raises(FileExistsError):
+        _write_result(path, lambda stream: stream.write(b"new"), overwrite=False)
+    assert path.read_text() == "written meanwhile"
+    assert [p.name for p in tmp_path.iterdir()] == [CSV_NAME]
+    _write_result(path, lambda stream: stream.write(b"new"), overwrite=True)
+    assert path.read_text() == "new"
