@@ -232,12 +232,8 @@ def _describe_instance(
     n_solutions = sum(len(orders) for orders in plans.values())
     shown = list(plans.items())[: len(plans) if max_plans is None else max_plans]
     counts = f"{n_solutions} Pareto-optimal sequence(s) in {len(plans)} plan(s)"
-    if max_plans == 0:
-        pass
-    elif len(shown) < len(plans):
-        counts += f"; the cheapest {len(shown)}:"
-    else:
-        counts += ":"
+    if max_plans != 0:
+        counts += ":" if len(shown) == len(plans) else f"; the cheapest {len(shown)}:"
     head.append(counts)
     lines.append("  " + "; ".join(head))
 
@@ -297,7 +293,7 @@ def _plan_header(plan, seq, orders):
         f", {int(first['length'])} step(s), "
         f"Gower distance {float(first['gower_distance']):.3f}"
     )
-    others = [cost for cost, _ in orders[1:]]
+    others = [order_cost for order_cost, _ in orders[1:]]
     if others:
         low, high = _cost(min(others)), _cost(max(others))
         span = low if low == high else f"{low} to {high}"
