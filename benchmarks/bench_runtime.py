@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 
 import sklearn_cscf
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train
+from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
 
 TARGET_FLOOR_RATIO = 0.35
 TARGET_SECONDS = 0.5
