@@ -1,14 +1,39 @@
-"""Plots of the tidy explanations frame."""
+"""Plots of the tidy explanations frame: the drawn artists and the errors."""
+
+import itertools
+import subprocess
+import sys
 
 import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_cscf.plotting import plot_pareto_front, plot_target_probability
+from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf.plotting import (
+    action_colors,
+    plot_action_flow,
+    plot_pareto_front,
+    plot_probability_by_step,
+    plot_target_probability,
+)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+COLUMNS = [
+    "instance",
+    "plan",
+    "solution",
+    "step",
+    "action",
+    "target_proba",
+    "sequence_cost",
+    "gower_distance",
+    "length",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -17,75 +42,289 @@ def close_figures():
     plt.close("all")
 
 
+def make_frame(rows, failed=()):
+    """A frame like explain's from ``(instance, plan, solution, step, action,
+    proba, cost, gower, length)`` rows, plus status rows ``(instance, status)``."""
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    for column in ("plan", "solution", "step", "length"):
+        frame[column] = frame[column].astype("Int64")
+    frame["status"] = "ok"
+    others = pd.DataFrame(list(failed), columns=["instance", "status"])
+    return pd.concat([frame, others], ignore_index=True)
+
+
 @pytest.fixture
 def explanations():
-    """Two instances: 'a' with three sequences, 'b' without any."""
-    rows = [
-        # instance, solution, step, action, proba, cost, gower, length
-        ("a", 0, 1, "study", 0.40, 2.0, 0.30, 2),
-        ("a", 0, 2, "save", 0.70, 2.0, 0.30, 2),
-        ("a", 1, 1, "move", 0.55, 3.0, 0.10, 1),
-        ("a", 2, 1, "save", 0.20, 4.5, 0.05, 3),
-        ("a", 2, 2, "study", 0.45, 4.5, 0.05, 3),
-        ("a", 2, 3, "move", 0.90, 4.5, 0.05, 3),
-    ]
-    frame = pd.DataFrame(
-        rows,
-        columns=[
-            "instance",
-            "solution",
-            "step",
-            "action",
-            "target_proba",
-            "sequence_cost",
-            "gower_distance",
-            "length",
+    """Instance 'a' with three plans (solutions 2 and 3 share a plan), 'b'
+    without any sequence."""
+    return make_frame(
+        [
+            ("a", 0, 0, 1, "study", 0.40, 2.0, 0.30, 2),
+            ("a", 0, 0, 2, "save", 0.70, 2.0, 0.30, 2),
+            ("a", 1, 1, 1, "move", 0.55, 3.0, 0.10, 1),
+            ("a", 0, 2, 1, "save", 0.20, 3.5, 0.30, 2),
+            ("a", 0, 2, 2, "study", 0.65, 3.5, 0.30, 2),
+            ("a", 2, 3, 1, "save", 0.20, 4.5, 0.05, 3),
+            ("a", 2, 3, 2, "study", 0.45, 4.5, 0.05, 3),
+            ("a", 2, 3, 3, "move", 0.90, 4.5, 0.05, 3),
         ],
+        failed=[("b", "no_counterfactual")],
     )
-    frame["status"] = "ok"
-    failed = {"instance": "b", "status": "no_counterfactual"}
-    return pd.concat([frame, pd.DataFrame([failed])], ignore_index=True)
 
 
-def test_target_probability_one_line_per_sequence(explanations):
-    ax = plot_target_probability(explanations, "a")
-    lines = ax.get_lines()
+@pytest.fixture
+def population():
+    """Three instances: known flows and probabilities by step."""
+    return make_frame(
+        [
+            # instance 1: study -> save (cheapest); save
+            (1, 0, 0, 1, "study", 0.3, 1.0, 0.1, 2),
+            (1, 0, 0, 2, "save", 0.6, 1.0, 0.1, 2),
+            (1, 1, 1, 1, "save", 0.7, 2.0, 0.1, 1),
+            # instance 2: save (cheapest); study -> save -> move
+            (2, 0, 0, 1, "save", 0.8, 1.0, 0.1, 1),
+            (2, 1, 1, 1, "study", 0.2, 2.0, 0.1, 3),
+            (2, 1, 1, 2, "save", 0.4, 2.0, 0.1, 3),
+            (2, 1, 1, 3, "move", 0.9, 2.0, 0.1, 3),
+            # instance 3: move -> study (cheapest)
+            (3, 0, 0, 1, "move", 0.1, 1.0, 0.1, 2),
+            (3, 0, 0, 2, "study", 0.5, 1.0, 0.1, 2),
+        ],
+        failed=[(4, "already_target")],
+    )
+
+
+@pytest.fixture
+def crowded():
+    """One instance, ten plans of close probabilities, costs and distances,
+    with long action names: labels that would pile up if placed naively."""
+    names = [
+        "increase_capital_gain",
+        "change_working_hours",
+        "add_education",
+        "change_capital_loss",
+        "wait_years",
+    ]
+    rows = []
+    for plan in range(10):
+        length = 1 + plan % 3
+        for step in range(1, length + 1):
+            rows.append(
+                (
+                    "p",
+                    plan,
+                    plan,
+                    step,
+                    names[(plan + step) % len(names)],
+                    0.30 + 0.2 * step + 0.01 * plan,
+                    # one far plan squeezes the others together
+                    10.0 if plan == 9 else 1.0 + 0.02 * plan,
+                    0.5 if plan == 9 else 0.10 + 0.001 * plan,
+                    length,
+                )
+            )
+    return make_frame(rows)
+
+
+def text_boxes(ax):
+    """The drawn text boxes of the labels, in pixels, after a draw."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [Text.get_window_extent(t, renderer) for t in ax.texts]
+
+
+def overlapping(boxes, tolerance=0.5):
+    """Pairs of boxes sharing more than ``tolerance`` pixels each way."""
+    return [
+        (i, j)
+        for (i, a), (j, b) in itertools.combinations(enumerate(boxes), 2)
+        if min(a.x1, b.x1) - max(a.x0, b.x0) > tolerance
+        and min(a.y1, b.y1) - max(a.y0, b.y0) > tolerance
+    ]
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+# ---------------------------------------------------------------------- #
+# plot_target_probability: one person's plans as a step chart
+# ---------------------------------------------------------------------- #
+def test_step_chart_one_line_per_plan(explanations):
+    ax = plot_target_probability(explanations, "a", dodge=0)
+    lines = ax.get_lines()[:3]
+    # plan 0's cheapest order (solution 0), then plans 1 and 2
     assert [line.get_ydata().tolist() for line in lines] == [
         [0.40, 0.70],
         [0.55],
         [0.20, 0.45, 0.90],
     ]
-    assert [line.get_xdata().tolist() for line in lines][2] == [1.0, 2.0, 3.0]
-    labels = [text.get_text() for text in ax.get_legend().get_texts()]
-    assert labels == ["#1 (cost 2.00)", "#2 (cost 3.00)", "#3 (cost 4.50)"]
-    # every point is labelled with its action
+    assert lines[2].get_xdata().tolist() == [1.0, 2.0, 3.0]
+    assert legend_texts(ax) == [
+        "#1 cost 2.00",
+        "#2 cost 3.00",
+        "#3 cost 4.50",
+        "decision threshold 0.5",
+    ]
+    # each plan its own marker, every point labelled with its action
+    assert len({line.get_marker() for line in lines}) == 3
     assert sorted(t.get_text() for t in ax.texts) == sorted(
         ["study", "save", "move", "save", "study", "move"]
     )
 
 
-def test_target_probability_starts_from_the_instance(explanations):
+def test_step_chart_decision_line_and_axes(explanations):
     ax = plot_target_probability(explanations, "a", initial_proba=0.1)
-    for line in ax.get_lines():
-        assert line.get_xdata()[0] == 0.0
-        assert line.get_ydata()[0] == 0.1
+    threshold = ax.get_lines()[-1]
+    assert list(threshold.get_ydata()) == [0.5, 0.5]
+    assert threshold.get_linestyle() == "--"
+    assert ax.get_xticks().tolist() == [0, 1, 2, 3]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["now", "1", "2", "3"]
+    low, high = ax.get_xlim()
+    assert -1 < low < 0 and 3 < high < 4  # no room for a step 4
+    assert ax.get_ylim()[0] <= 0 and ax.get_ylim()[1] >= 1
+    ax = plot_target_probability(explanations, "a", threshold=None)
+    assert "decision threshold" not in " ".join(legend_texts(ax))
+    ax = plot_target_probability(explanations, "a", threshold=0.7)
+    assert list(ax.get_lines()[-1].get_ydata()) == [0.7, 0.7]
 
 
-def test_target_probability_keeps_the_cheapest(explanations):
+def test_step_chart_x_axis_as_long_as_the_longest_shown_plan(explanations):
     ax = plot_target_probability(explanations, "a", max_solutions=2)
-    assert len(ax.get_lines()) == 2
-    assert ax.get_lines()[1].get_ydata().tolist() == [0.55]
+    assert len(ax.get_lines()) == 3  # two plans and the decision line
+    assert ax.get_xticks().tolist() == [1, 2]
+    assert ax.get_xlim()[1] < 3
 
 
-def test_pareto_front_one_point_per_sequence(explanations):
+def test_step_chart_starts_from_the_instance(explanations):
+    for initial in (0.1, pd.Series({"a": 0.1, "b": 0.9}), {"a": 0.1}):
+        ax = plot_target_probability(explanations, "a", initial_proba=initial)
+        for line in ax.get_lines()[:3]:
+            assert line.get_xdata()[0] == 0.0
+            assert line.get_ydata()[0] == 0.1
+        # the instance itself: one black point at step 0
+        assert ax.get_lines()[3].get_xydata().tolist() == [[0.0, 0.1]]
+
+
+def test_step_chart_dodges_plans_apart(explanations):
+    ax = plot_target_probability(
+        explanations, "a", initial_proba=0.1, dodge=0.1, threshold=None
+    )
+    firsts = [line.get_xdata()[1] for line in ax.get_lines()[:3]]
+    np.testing.assert_allclose(firsts, [0.9, 1.0, 1.1])
+    # step 0 is shared, not dodged
+    assert {line.get_xdata()[0] for line in ax.get_lines()[:3]} == {0.0}
+
+
+def test_step_chart_all_orders(explanations):
+    ax = plot_target_probability(explanations, "a", all_orders=True, dodge=0)
+    lines = ax.get_lines()[:4]
+    assert [line.get_ydata().tolist() for line in lines][1] == [0.20, 0.65]
+    other = lines[1]
+    assert other.get_linestyle() == "--"
+    assert other.get_markerfacecolor() == "white"
+    assert other.get_color() == lines[0].get_color()  # the plan's colour
+    assert legend_texts(ax)[:3] == [
+        "#1 cost 2.00",
+        "#1 other order, cost 3.50",
+        "#2 cost 3.00",
+    ]
+
+
+def test_step_chart_uses_the_frames_plan_numbers(explanations):
+    # a compacted frame: some plans and orders dropped, ids not contiguous
+    compact = explanations[explanations["solution"].isin([1, 3])]
+    ax = plot_target_probability(compact, "a")
+    assert legend_texts(ax)[:2] == ["#2 cost 3.00", "#3 cost 4.50"]
+    assert ax.get_title() == "Instance a: all 2 plans, step by step"
+    ax = plot_target_probability(explanations, "a", max_solutions=2)
+    assert ax.get_title() == "Instance a: the cheapest 2 of 3 plans, step by step"
+
+
+def test_step_chart_labels_never_overlap(crowded):
+    ax = plot_target_probability(crowded, initial_proba=0.2, max_solutions=10)
+    assert len(ax.texts) == 19
+    assert overlapping(text_boxes(ax)) == []
+    # placed at every draw: still apart in a smaller figure
+    ax.figure.set_size_inches(6, 4)
+    assert overlapping(text_boxes(ax)) == []
+
+
+def test_step_chart_labels_stay_inside_the_axes(explanations):
+    ax = plot_target_probability(explanations, "a", initial_proba=0.1)
+    frame = ax.get_window_extent()
+    for box in text_boxes(ax):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1
+
+
+def test_step_chart_nan_probability_is_an_error(explanations):
+    no_proba = explanations.assign(target_proba=np.nan)
+    with pytest.raises(ValueError, match="target_proba is NaN.*no predict_proba"):
+        plot_target_probability(no_proba, "a")
+    some = explanations.copy()
+    some.loc[1, "target_proba"] = np.nan
+    with pytest.raises(ValueError, match="NaN in 1 of"):
+        plot_target_probability(some, "a")
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "3", True])
+def test_max_solutions_must_be_positive(explanations, bad):
+    with pytest.raises(ValueError, match="max_solutions"):
+        plot_target_probability(explanations, "a", max_solutions=bad)
+
+
+def test_step_chart_bad_initial_proba(explanations):
+    with pytest.raises(ValueError, match="no probability for instance 'a'"):
+        plot_target_probability(explanations, "a", initial_proba={"b": 0.1})
+    with pytest.raises(ValueError, match="initial_proba must be in"):
+        plot_target_probability(explanations, "a", initial_proba=1.5)
+    with pytest.raises(TypeError, match="threshold must be a number"):
+        plot_target_probability(explanations, "a", threshold="0.5")
+
+
+# ---------------------------------------------------------------------- #
+# plot_pareto_front
+# ---------------------------------------------------------------------- #
+def test_pareto_front_points_by_length(explanations):
     fig, ax = plt.subplots()
     assert plot_pareto_front(explanations, "a", ax=ax) is ax
-    points = ax.collections[0]
-    np.testing.assert_allclose(
-        points.get_offsets(), [[2.0, 0.30], [3.0, 0.10], [4.5, 0.05]]
-    )
-    np.testing.assert_allclose(points.get_array(), [2, 1, 3])  # coloured by length
-    assert [t.get_text() for t in ax.texts] == ["#1", "#2", "#3"]
+    offsets = [c.get_offsets().tolist() for c in ax.collections]
+    assert offsets == [[[3.0, 0.10]], [[3.5, 0.30], [2.0, 0.30]], [[4.5, 0.05]]]
+    assert legend_texts(ax) == [
+        "1 step",
+        "2 steps",
+        "3 steps",
+        "another order of a plan",
+    ]
+    # the other order of plan #1 is hollow, its cheapest filled
+    faces = ax.collections[1].get_facecolors()
+    np.testing.assert_allclose(faces[0], [1, 1, 1, 1])
+    assert to_hex(faces[1]) == to_hex(ax.collections[1].get_edgecolors()[1])
+    assert sorted(t.get_text() for t in ax.texts) == ["#1", "#1", "#2", "#3"]
+    assert "Gower distance to the person" in ax.get_ylabel()
+    assert "0 = unchanged,\n1 = every feature maximally changed" in ax.get_ylabel()
+    assert "sequence cost" in ax.get_xlabel()
+
+
+def test_pareto_front_merges_orders_on_one_point(explanations):
+    same = explanations.copy()
+    same.loc[same["solution"] == 2, "sequence_cost"] = 2.0
+    ax = plot_pareto_front(same, "a")
+    assert sorted(t.get_text() for t in ax.texts) == ["#1 (2 orders)", "#2", "#3"]
+    # where the plan's cheapest order lies, no marker is hollow
+    faces = ax.collections[1].get_facecolors()
+    assert not (faces == 1).all(axis=1).any()
+    assert "another order of a plan" not in legend_texts(ax)
+
+
+def test_pareto_labels_never_overlap(crowded):
+    ax = plot_pareto_front(crowded)
+    assert len(ax.texts) == 10
+    assert overlapping(text_boxes(ax)) == []
+    ax.figure.set_size_inches(5, 3.5)
+    assert overlapping(text_boxes(ax)) == []
 
 
 def test_single_instance_needs_no_label(explanations):
@@ -93,8 +332,198 @@ def test_single_instance_needs_no_label(explanations):
     assert "Instance a" in plot_pareto_front(only_a).get_title()
 
 
+# ---------------------------------------------------------------------- #
+# plot_action_flow (Fig. 5)
+# ---------------------------------------------------------------------- #
+def blocks(ax):
+    """``{(position, colour): height}`` of the drawn blocks."""
+    return {
+        (
+            round(p.get_x() + p.get_width() / 2),
+            to_hex(p.get_facecolor()),
+        ): p.get_height()
+        for p in ax.patches
+        if p.get_gid() == "block"
+    }
+
+
+def bands(ax):
+    """``(x where it leaves, height there, height where it arrives)`` per band."""
+    out = []
+    for p in ax.patches:
+        if p.get_gid() == "band":
+            v = p.get_path().vertices
+            out.append((v[0, 0], v[0, 1] - v[7, 1], v[3, 1] - v[4, 1]))
+    return out
+
+
+def test_action_flow_blocks_and_bands(population):
+    ax = plot_action_flow(population)
+    colors = action_colors(["move", "save", "study"])
+    end = "#c8c8c8"
+    assert blocks(ax) == {
+        (1, colors["study"]): 2,
+        (1, colors["save"]): 2,
+        (1, colors["move"]): 1,
+        (2, colors["save"]): 2,
+        (2, colors["study"]): 1,
+        (2, end): 2,
+        (3, colors["move"]): 1,
+        (3, end): 2,  # instances 1 and 3 stop after step 2
+    }
+    drawn = bands(ax)
+    assert all(left == right for _, left, right in drawn)  # bands keep their size
+    # from position 1, every one of the 5 sequences; from 2, the 3 going on
+    assert sum(h for x, h, _ in drawn if x < 2) == 5
+    assert sum(h for x, h, _ in drawn if 2 < x < 3) == 3
+    # move -> study; study -> save twice; save -> end twice
+    assert sorted(h for x, h, _ in drawn if x < 2) == [1, 2, 2]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(
+        ["2", "2", "1", "2", "1", "2", "1", "2"]
+    )
+    assert ax.get_xticks().tolist() == [1, 2, 3]
+    assert "5 sequences of 3 instances" in ax.get_title()
+    assert legend_texts(ax) == ["save", "study", "move", "end (no further step)"]
+
+
+def test_action_flow_cheapest_only(population):
+    ax = plot_action_flow(population, solutions="cheapest")
+    colors = action_colors(["move", "save", "study"])  # as for every solution
+    assert blocks(ax) == {
+        (1, colors["study"]): 1,
+        (1, colors["save"]): 1,
+        (1, colors["move"]): 1,
+        (2, colors["save"]): 1,
+        (2, colors["study"]): 1,
+        (2, "#c8c8c8"): 1,
+    }
+    assert sum(h for x, h, _ in bands(ax) if x < 2) == 3
+    assert "the cheapest sequence of each of 3 instances" in ax.get_title()
+
+
+def test_action_flow_max_length_and_colors(population):
+    colors = {"move": "red", "save": "green", "study": "blue"}
+    ax = plot_action_flow(population, max_length=1, colors=colors)
+    assert blocks(ax) == {(1, to_hex("green")): 2}
+    assert bands(ax) == []
+    with pytest.raises(ValueError, match="no sequence has at most"):
+        plot_action_flow(population[population["length"] > 1], max_length=1)
+    with pytest.raises(ValueError, match="no colour for the action.*'study'"):
+        plot_action_flow(population, colors={"move": "red", "save": "green"})
+    with pytest.raises(ValueError, match="solutions must be one of"):
+        plot_action_flow(population, solutions="best")
+
+
+def test_action_flow_count_labels_never_overlap(crowded):
+    many = pd.concat([crowded.assign(instance=k) for k in range(4)], ignore_index=True)
+    ax = plot_action_flow(many)
+    assert overlapping(text_boxes(ax)) == []
+
+
+# ---------------------------------------------------------------------- #
+# plot_probability_by_step (Fig. 6)
+# ---------------------------------------------------------------------- #
+def errorbars(ax):
+    """``{label: (x, y, low, high)}`` of the drawn error bars."""
+    out = {}
+    for container in ax.containers:
+        line, _, (bars,) = container.lines
+        segments = np.array(bars.get_segments())
+        out[container.get_label()] = (
+            line.get_xdata().tolist(),
+            line.get_ydata(),
+            segments[:, 0, 1],
+            segments[:, 1, 1],
+        )
+    return out
+
+
+def test_probability_by_step_means_and_intervals(population):
+    ax = plot_probability_by_step(population, n_boot=300, dodge=0)
+    drawn = errorbars(ax)
+    assert sorted(drawn) == ["move (2 steps)", "save (4 steps)", "study (3 steps)"]
+    x, y, low, high = drawn["save (4 steps)"]
+    assert x == [1.0, 2.0]
+    np.testing.assert_allclose(y, [(0.7 + 0.8) / 2, (0.6 + 0.4) / 2])
+    x, y, low, high = drawn["study (3 steps)"]
+    np.testing.assert_allclose(y, [(0.3 + 0.2) / 2, 0.5])
+    for _, y, low, high in drawn.values():
+        assert (low <= y).all() and (y <= high).all()
+    # one value: no spread
+    x, y, low, high = drawn["move (2 steps)"]
+    assert x == [1.0, 3.0]
+    np.testing.assert_allclose(low, y)
+    threshold = ax.get_lines()[-1]
+    assert list(threshold.get_ydata()) == [0.5, 0.5]
+    assert ax.get_xticks().tolist() == [1, 2, 3]
+
+
+def test_probability_by_step_bootstrap_is_seeded():
+    rng = np.random.default_rng(1)
+    rows = [
+        (k, 0, 0, 1, "save", p, 1.0, 0.1, 1)
+        for k, p in enumerate(rng.uniform(0.2, 0.9, 40))
+    ]
+    frame = make_frame(rows)
+
+    def interval(**params):
+        ((_, y, low, high),) = errorbars(
+            plot_probability_by_step(frame, n_boot=400, **params)
+        ).values()
+        return y[0], low[0], high[0]
+
+    mean, low, high = interval(random_state=3)
+    assert low < mean < high
+    assert interval(random_state=3) == (mean, low, high)
+    assert interval(random_state=np.random.default_rng(3)) == (mean, low, high)
+    assert interval(random_state=4) != (mean, low, high)
+    # a wider confidence, a wider interval
+    _, wide_low, wide_high = interval(random_state=3, confidence=0.99)
+    assert wide_low <= low and high <= wide_high
+
+
+def test_probability_by_step_change_and_median(population):
+    initial = pd.Series({1: 0.1, 2: 0.2, 3: 0.0, 4: 0.9})
+    ax = plot_probability_by_step(
+        population, measure="change", initial_proba=initial, n_boot=50, dodge=0
+    )
+    x, y, _, _ = errorbars(ax)["save (4 steps)"]
+    # step 1: 0.7 - 0.1 and 0.8 - 0.2; step 2: 0.6 - 0.3 and 0.4 - 0.2
+    np.testing.assert_allclose(y, [0.6, 0.25])
+    assert "change" in ax.get_ylabel()
+    assert list(ax.get_lines()[-1].get_ydata()) == [0.0, 0.0]  # no change
+    ax = plot_probability_by_step(
+        population, statistic="median", solutions="cheapest", n_boot=50, dodge=0
+    )
+    x, y, _, _ = errorbars(ax)["study (2 steps)"]
+    np.testing.assert_allclose(y, [0.3, 0.5])
+    assert ax.get_ylabel().startswith("median")
+
+
+def test_probability_by_step_errors(population):
+    with pytest.raises(ValueError, match="measure='change' needs initial_proba"):
+        plot_probability_by_step(population, measure="change")
+    with pytest.raises(ValueError, match="no probability for instance 3"):
+        plot_probability_by_step(
+            population, measure="change", initial_proba={1: 0.1, 2: 0.2}
+        )
+    with pytest.raises(ValueError, match="target_proba is NaN.*no predict_proba"):
+        plot_probability_by_step(population.assign(target_proba=np.nan))
+    with pytest.raises(ValueError, match="n_boot must be a positive integer"):
+        plot_probability_by_step(population, n_boot=0)
+    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+        plot_probability_by_step(population, confidence=1.0)
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        plot_probability_by_step(population, statistic="mode")
+    with pytest.raises(TypeError, match="random_state must be"):
+        plot_probability_by_step(population, random_state="seed")
+
+
+# ---------------------------------------------------------------------- #
+# Errors shared by every plot
+# ---------------------------------------------------------------------- #
 @pytest.mark.parametrize("plot", [plot_target_probability, plot_pareto_front])
-def test_clear_errors(explanations, plot):
+def test_clear_errors_for_one_instance(explanations, plot):
     with pytest.raises(ValueError, match="holds 2 instances"):
         plot(explanations)
     with pytest.raises(ValueError, match="'zzz' is not in explanations"):
@@ -105,9 +534,86 @@ def test_clear_errors(explanations, plot):
         plot(explanations.drop(columns="sequence_cost"), "a")
     with pytest.raises(TypeError, match="DataFrame returned by explain"):
         plot(explanations.to_numpy(), "a")
+    with pytest.raises(ValueError, match=r"solution 3 of instance 'a' has the steps"):
+        plot(explanations.drop(index=6), "a")
 
 
-@pytest.mark.parametrize("bad", [0, -1, 1.5, "3"])
-def test_max_solutions_must_be_positive(explanations, bad):
-    with pytest.raises(ValueError, match="max_solutions"):
-        plot_target_probability(explanations, "a", max_solutions=bad)
+@pytest.mark.parametrize("plot", [plot_target_probability, plot_pareto_front])
+def test_error_status_shows_its_message(explanations, plot):
+    failed = pd.DataFrame(
+        [{"instance": "c", "status": "error", "message": "predict_proba failed"}]
+    )
+    frame = pd.concat([explanations, failed], ignore_index=True)
+    with pytest.raises(ValueError, match="status 'error': predict_proba failed"):
+        plot(frame, "c")
+
+
+@pytest.mark.parametrize("plot", [plot_action_flow, plot_probability_by_step])
+def test_clear_errors_across_instances(population, plot):
+    with pytest.raises(TypeError, match="DataFrame returned by explain"):
+        plot(population.to_dict())
+    with pytest.raises(ValueError, match="lacks the column"):
+        plot(population.drop(columns="step"))
+    none = population[population["status"] != "ok"]
+    with pytest.raises(ValueError, match="no sequence to plot.*already_target"):
+        plot(none)
+    with pytest.raises(ValueError, match="has the steps"):
+        plot(population.drop(index=1))
+
+
+def test_every_plot_draws_into_a_given_axes(population):
+    fig, axes = plt.subplots(2, 2)
+    assert plot_action_flow(population, ax=axes[0, 0]) is axes[0, 0]
+    assert plot_probability_by_step(population, n_boot=20, ax=axes[0, 1]) is axes[0, 1]
+    assert plot_target_probability(population, 2, ax=axes[1, 0]) is axes[1, 0]
+    assert plot_pareto_front(population, 2, ax=axes[1, 1]) is axes[1, 1]
+    fig.canvas.draw()
+
+
+def test_action_colors():
+    colors = action_colors(["b", "a", "b"])
+    assert list(colors) == ["b", "a"]
+    assert colors["b"] == "#1f77b4"
+    assert len(set(action_colors([f"x{i}" for i in range(25)]).values())) == 25
+
+
+def test_matplotlib_is_imported_lazily():
+    code = "import sys, sklearn_cscf.plotting; print('matplotlib' in sys.modules)"
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert completed.stdout.strip() == "False", completed.stderr
+
+
+# ---------------------------------------------------------------------- #
+# A frame from the explainer itself
+# ---------------------------------------------------------------------- #
+def test_every_plot_on_a_real_frame(
+    credit_data, credit_model, credit_actions, credit_graph, credit_rejected
+):
+    X, _ = credit_data
+    explainer = SequentialCounterfactualExplainer(
+        credit_model,
+        actions=credit_actions,
+        feature_graph=credit_graph,
+        immutable_features=["region"],
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+    ).fit(X)
+    rejected = credit_rejected.iloc[:3]
+    frame = explainer.explain(rejected)
+    initial = pd.Series(
+        credit_model.predict_proba(rejected)[:, 1], index=rejected.index
+    )
+    solved = frame.loc[frame["status"] == "ok", "instance"].unique()
+    assert len(solved) > 0
+    plot_action_flow(frame)
+    plot_probability_by_step(frame, measure="change", initial_proba=initial)
+    ax = plot_target_probability(frame, solved[0], initial_proba=initial)
+    first = frame[(frame["instance"] == solved[0]) & (frame["solution"] == 0)]
+    np.testing.assert_allclose(
+        ax.get_lines()[0].get_ydata()[1:], first["target_proba"].to_numpy()
+    )
+    plot_pareto_front(frame, solved[0])
+    ax.figure.canvas.draw()
