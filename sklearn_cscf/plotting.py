@@ -841,7 +841,7 @@ def plot_probability_by_step(
     ...     "target_proba": [0.3, 0.6, 0.7, 0.2, 0.8], "status": ["ok"] * 5,
     ... })
     >>> ax = plot_probability_by_step(frame, n_boot=200, dodge=0)
-    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    >>> [t.get_text() for t in ax.get_legend().get_texts()][:3]
     ['decision threshold 0.5', 'save (3 steps)', 'study (2 steps)']
     >>> save = ax.containers[0].lines[0]  # mean after "save" at steps 1 and 2
     >>> save.get_xdata().tolist(), save.get_ydata().round(2).tolist()
@@ -871,29 +871,45 @@ def plot_probability_by_step(
     ax = _new_axes(ax, (9, 5))
     function = _STATISTICS[statistic]
     last = int(rows["step"].max())
+    single = None
     for k, name in enumerate(names):
         taken = rows[rows["action"].astype(str) == name]
-        steps, centre, low, high = [], [], [], []
+        steps, sizes, centre, low, high = [], [], [], [], []
         for step, group in taken.groupby("step", sort=True):
             values = group["value"].to_numpy(dtype=float)
             value, lo, hi = _bootstrap(values, function, n_boot, confidence, rng)
             steps.append(int(step))
+            sizes.append(len(values))
             centre.append(value)
             low.append(lo)
             high.append(hi)
-        centre = np.asarray(centre)
-        shift = (k - (len(names) - 1) / 2) * dodge
+        centre, x = np.asarray(centre), np.asarray(steps, float)
+        x += (k - (len(names) - 1) / 2) * dodge
+        marker = _MARKERS[k % len(_MARKERS)]
         ax.errorbar(
-            np.asarray(steps, float) + shift,
+            x,
             centre,
             yerr=[centre - np.asarray(low), np.asarray(high) - centre],
             color=palette[name],
-            marker=_MARKERS[k % len(_MARKERS)],
+            marker=marker,
             markersize=5,
             capsize=3,
             lw=1.4,
             label=f"{name} ({len(taken)} step{'s' if len(taken) != 1 else ''})",
         )
+        # a point resting on one step has no interval: hollow, not certain
+        alone = np.asarray(sizes) == 1
+        if alone.any():
+            single = ax.plot(
+                x[alone],
+                centre[alone],
+                ls="",
+                marker=marker,
+                markersize=5,
+                mfc="white",
+                mec=palette[name],
+                zorder=3,
+            )
     if measure == "level":
         if threshold is not None:
             ax.axhline(
@@ -917,7 +933,13 @@ def plot_probability_by_step(
         f"{statistic} and {confidence:.0%} bootstrap interval",
         fontsize="medium",
     )
-    ax.legend(fontsize="small", title="action (steps taken)", **_LEGEND)
+    handles, texts = ax.get_legend_handles_labels()
+    if single:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3"))
+        texts.append("one step only (no interval)")
+    ax.legend(handles, texts, fontsize="small", title="action (steps taken)", **_LEGEND)
     return ax
 
 
