@@ -3,6 +3,7 @@
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -453,6 +454,10 @@ def test_probability_by_step_means_and_intervals(population):
     x, y, low, high = drawn["move (2 steps)"]
     assert x == [1.0, 3.0]
     np.testing.assert_allclose(low, y)
+    # ... and a hollow marker, explained in the legend
+    hollow = [line for line in ax.get_lines() if line.get_markerfacecolor() == "white"]
+    assert [line.get_xdata().tolist() for line in hollow] == [[1.0, 3.0], [2.0]]
+    assert legend_texts(ax)[-1] == "one step only (no interval)"
     threshold = ax.get_lines()[-1]
     assert list(threshold.get_ydata()) == [0.5, 0.5]
     assert ax.get_xticks().tolist() == [1, 2, 3]
@@ -617,3 +622,32 @@ def test_every_plot_on_a_real_frame(
     )
     plot_pareto_front(frame, solved[0])
     ax.figure.canvas.draw()
+
+
+def test_gallery_example_writes_every_plot(tmp_path):
+    gallery = Path(__file__).resolve().parents[1] / "examples" / "plotting_gallery.py"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(gallery),
+            "--n-instances",
+            "3",
+            "--population-size",
+            "60",
+            "--generations",
+            "10",
+            "--output",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    for name in (
+        "action_flow.png",
+        "probability_by_step.png",
+        "target_probability.png",
+        "pareto_front.png",
+    ):
+        assert (tmp_path / name).stat().st_size > 0
