@@ -580,13 +580,15 @@ def plot_action_flow(
 ):
     """Plot which actions the sequences take at each step position (Fig. 5).
 
-    Across every instance of the frame, one column per step position: a block
-    per action, as tall as the number of sequences taking that action at
-    that position, and a grey ``end`` block for the sequences that stopped
-    just before. Bands join position ``t`` to ``t + 1``, as wide as the
-    number of sequences going from one action to the next (or to ``end``),
-    in the colour of the action they leave. Each block is labelled with its
-    count; the legend names the actions.
+    Across every instance of the frame, one column per step position, up to
+    the longest sequence: a block per action, as tall as the number of
+    sequences taking that action at that position, and a grey ``end`` block
+    for the sequences that stopped after the previous step. Bands join
+    position ``t`` to ``t + 1``, as wide as the number of sequences going
+    from one action to the next (or to ``end``), in the colour of the action
+    they leave. Each block is labelled with its count (placed, at every
+    draw, so that no two labels overlap); the legend names the actions, the
+    most frequent first, in the order of the blocks.
 
     Parameters
     ----------
@@ -661,14 +663,13 @@ def plot_action_flow(
     top = n_sequences + gap * (len(order) - 1)
 
     # blocks, top-aligned, and where their bands attach
-    spans, out_edge, in_edge, labels = {}, {}, {}, []
+    out_edge, in_edge, labels = {}, {}, []
     for t in range(1, last + 1):
         y = top
         for name in order:
             n = nodes.get((t, name), 0)
             if n == 0:
                 continue
-            spans[t, name] = (y - n, y)
             out_edge[t, name] = in_edge[t, name] = y
             color = _END_COLOR if name == _END else palette[name]
             block = Rectangle(
@@ -729,9 +730,8 @@ def _step_values(ok, table, measure, initial_proba):
     or its change over the step."""
     rows = ok.merge(table[["instance", "solution"]], on=["instance", "solution"])
     _check_proba(rows, "every step of the frame")
-    rows = rows.sort_values(["instance", "solution", "step"], kind="stable")
-    proba = rows["target_proba"].to_numpy(dtype=float)
-    rows["value"] = proba
+    rows = rows.sort_values("step", kind="stable")
+    rows["value"] = rows["target_proba"].to_numpy(dtype=float)
     if measure == "change":
         if initial_proba is None:
             raise ValueError(
@@ -740,10 +740,11 @@ def _step_values(ok, table, measure, initial_proba):
                 "model.predict_proba(X)[:, 1], index=X.index)."
             )
         lookup = _initial_lookup(initial_proba, rows["instance"].unique().tolist())
-        before = np.r_[np.nan, proba[:-1]]
-        first = rows["step"].to_numpy(dtype=int) == 1
+        # the probability before each step: after the previous one, or now
+        before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
+        first = (rows["step"] == 1).to_numpy(dtype=bool)
         before[first] = rows.loc[first, "instance"].map(lookup).to_numpy(dtype=float)
-        rows["value"] = proba - before
+        rows["value"] -= before.to_numpy(dtype=float)
     return rows
 
 
@@ -1109,7 +1110,8 @@ def plot_target_probability(
     ax.add_artist(_layout_class()(labels, points=points, lines=drawn))
     ax.set_xticks(range(first, longest + 1))
     ax.set_xticklabels(["now" if t == 0 else str(t) for t in range(first, longest + 1)])
-    ax.set_xlim(first - 0.35, longest + 0.6)
+    xs = np.concatenate([line.get_xdata() for line in drawn[: len(lines)]])
+    ax.set_xlim(min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3))
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlabel("step")
     target = ""
