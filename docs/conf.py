@@ -99,23 +99,8 @@ numpydoc_xref_ignore = {
 #   RT02  scikit-learn names single return values (``self : object``), as do
 #         the get_params/set_params the explainer inherits from scikit-learn.
 numpydoc_validation_checks = {"all", "GL01", "ES01", "SA01", "EX01", "RT02"}
-# Objects still failing a check, in modules being rewritten elsewhere (the
-# search engine and the explainer, the plots): each fails the checks listed
-# next to it. Fix the docstring, then delete its line here; the list is meant
-# to become empty. Nothing else is excluded.
-numpydoc_validation_exclude = {
-    # SA03 (See Also descriptions start in lower case)
-    r"^sklearn_cscf\.SequentialCounterfactualExplainer$",
-    # PR07 (X without a description)
-    r"^sklearn_cscf\.SequentialCounterfactualExplainer\.transform$",
-    # SS05 ("Names of ..." is not a verb), RT03 (no description of the return)
-    r"^sklearn_cscf\.SequentialCounterfactualExplainer\.get_feature_names_out$",
-    # PR07 (X, y without a description), RT03 (no description of the return)
-    r"^sklearn_cscf\.SequentialCounterfactualExplainer\.score$",
-    # RT03 (no description of the returned Axes), SA03
-    r"^sklearn_cscf\.plotting\.plot_target_probability$",
-    r"^sklearn_cscf\.plotting\.plot_pareto_front$",
-}
+# Nothing is excluded from the validation.
+numpydoc_validation_exclude = set()
 
 # -- myst-nb: Markdown and the notebooks -------------------------------------
 nb_execution_mode = "force"  # run every notebook on every build

@@ -126,8 +126,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    Action : an action, its value space, cost, consequences and constraints.
-    FeatureGraph : feature relationships giving consequential discounts.
+    Action : An action, its value space, cost, consequences and constraints.
+    FeatureGraph : Feature relationships giving consequential discounts.
 
     Examples
     --------
@@ -496,9 +496,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """The final state of the least-cost sequence of each row.
 
+        Runs the search, like :meth:`explain`.
+
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
+            Instances to explain, with the columns seen in ``fit``.
 
         Returns
         -------
@@ -517,7 +520,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         return self._schema.to_frame(states, index=index)
 
     def get_feature_names_out(self, input_features=None):
-        """Names of the columns of :meth:`transform`: the input features.
+        """Get the names of the columns of :meth:`transform`: the input features.
 
         Parameters
         ----------
@@ -527,6 +530,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Returns
         -------
         ndarray of str
+            The feature names seen in ``fit`` (``x0, x1, ...`` for an array).
         """
         check_is_fitted(self)
         return _check_feature_names_in(self, input_features)
@@ -541,11 +545,15 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : DataFrame or array-like of shape (n_samples, n_features)
-        y : ignored
+            Instances to explain, with the columns seen in ``fit``.
+        y : None
+            Ignored; present for the scikit-learn API.
 
         Returns
         -------
         float
+            The share of rows needing recourse that got a sequence, in
+            ``[0, 1]``.
         """
         _, _, results = self._explain_results(X)
         statuses = [r.status for r in results if r.status != STATUS_ALREADY_TARGET]

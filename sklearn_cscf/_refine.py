@@ -1,36 +1,44 @@
 """Refinement, beyond the paper: pull each final sequence back to the least
 change that still works.
 
-Random keys only approach a boundary (a range end, the model's decision
-threshold): the search stops a little short of the cheapest value. After the
-search, every step of every final sequence is pulled back, one step position
-at a time for all sequences of the block together:
+Random keys only approach a boundary (a range end, a constraint, the model's
+decision threshold): the search stops a little short of the cheapest values.
+After the search, the steps of the final sequences are refined, for all
+sequences of a block together:
 
-1. try the value that changes the feature least (the current value of an
-   ``"increase"`` range, the next level of an ordered list, ...);
-2. otherwise bisect the step's value key between that and the found value,
-   keeping the nearest value for which the whole sequence is still valid (the
-   model's decision is the target and every constraint holds);
-3. finally try to drop each step altogether, keeping the sequence without it
-   where it is still valid and no more expensive.
+1. **Pull back.** Step by step, try the value that changes the feature least
+   (the current value of an ``"increase"`` range, the next level of an ordered
+   list, ...); otherwise bisect the step's value key between that and the
+   found value, keeping the nearest value for which the whole sequence is
+   still valid (the model's decision is the target and every constraint
+   holds).
+2. **Trade.** Pulling back one step at a time stops at the first point of the
+   decision boundary it meets; the cheapest point may lie elsewhere on it,
+   where one step does more and the others less. So each of an instance's
+   cheapest sequences is also tried with one step pushed as far as it stays
+   valid, the other steps then pulled back, and that step last.
+3. **Drop.** Finally each step is dropped where the sequence stays valid
+   without it and gets no more expensive.
 
 Every trial is simulated from scratch and judged by the model (one call per
-round for the block; remembered states are not asked again). The refined
-sequences join the originals and the front is filtered again for dominance
-and distinctness, so refinement never loses a found sequence that is still
-Pareto-optimal.
+round for the whole block; remembered states are not asked again). The
+refined sequences join the originals and the front is filtered again for
+dominance and distinctness, so refinement never loses a found sequence that
+is still Pareto-optimal.
 """
 
 import numpy as np
 
 from sklearn_cscf._search import Evaluation, pareto_front
 
-# bisection rounds per step position: 2**-17 of the key range is below 1e-5
+# bisection rounds per step: 2**-17 of the key range is below 1e-5
 MAX_BISECTIONS = 17
 KEY_TOLERANCE = 2.0**-17
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
 INACTIVE = 1.0  # an action key above 0.5 drops the action
+# each instance's cheapest sequences that also try trading steps
+TRADED_PER_INSTANCE = 3
 
 
 def refine(block, fronts):
@@ -55,77 +63,121 @@ def refine(block, fronts):
     members = [m for m, (keys, _) in enumerate(fronts) if keys.shape[0]]
     if not members:
         return fronts, improved
+    problem = block.problem
+    n_actions = problem.n_actions
+    cost = problem.slices["sequence_cost"].start
     counts = [fronts[m][0].shape[0] for m in members]
     owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
-    original = np.vstack([fronts[m][0] for m in members])
-    keys = original.copy()
-    n_actions = block.problem.n_actions
-    for position in range(n_actions):
-        if not _pull_back(block, owner, keys, position):
-            break
+    found = np.vstack([fronts[m][0] for m in members])
+    before = Evaluation.concatenate([fronts[m][1] for m in members])
+
+    source, pushed = _trades(block, owner, found, before.F[:, cost])
+    by_owner = np.argsort(owner[source], kind="stable")  # rows of an instance together
+    source, pushed = source[by_owner], pushed[by_owner]
+    keys = found[source]
+    owner = owner[source]
+    # the order in which each row's steps are pulled back: a pushed step last
+    positions = np.tile(np.arange(n_actions), (source.shape[0], 1))
+    traded = np.flatnonzero(pushed >= 0)
+    others = np.arange(n_actions - 1)[None, :]
+    positions[traded, :-1] = np.where(
+        others >= pushed[traded, None], others + 1, others
+    )
+    positions[traded, -1] = pushed[traded]
+
+    if traded.size:
+        _move(block, owner, keys, np.where(pushed >= 0, pushed, -1), toward="far")
+    for round_ in range(n_actions):
+        _move(block, owner, keys, positions[:, round_], toward="least")
     for position in reversed(range(n_actions)):
         _drop(block, owner, keys, position)
     refined = block.judge(owner, keys)
-    cost = block.problem.slices["sequence_cost"].start
-    before = Evaluation.concatenate([fronts[m][1] for m in members])
     cheaper = refined.feasible & (
-        refined.F[:, cost] < before.F[:, cost] - COST_TOLERANCE
+        refined.F[:, cost] < before.F[source, cost] - COST_TOLERANCE
     )
+
     new_fronts = list(fronts)
-    start = 0
     for m, count in zip(members, counts):
-        rows = slice(start, start + count)
-        start += count
-        both = Evaluation.concatenate([fronts[m][1], refined.take(rows)])
-        both_keys = np.vstack([fronts[m][0], keys[rows]])
+        mine = np.flatnonzero(owner == m)
+        both = Evaluation.concatenate([fronts[m][1], refined.take(mine)])
+        both_keys = np.vstack([fronts[m][0], keys[mine]])
         front = pareto_front(both)
         new_fronts[m] = (both_keys[front], both.take(front))
-        came_refined = front >= count
-        improved[m] = int(cheaper[rows][front[came_refined] - count].sum())
+        came_refined = front[front >= count] - count
+        improved[m] = int(cheaper[mine][came_refined].sum())
     return new_fronts, improved
 
 
-def _pull_back(block, owner, keys, position):
-    """Bisect the value key of each sequence's step ``position`` toward the
-    least change (in place). False when no sequence is that long."""
-    problem = block.problem
-    n_actions = problem.n_actions
+def _trades(block, owner, keys, cost):
+    """Rows to refine: every sequence as found (``pushed == -1``), and each
+    instance's cheapest ones again once per step that can be pushed.
+
+    Returns the source row of each row to refine and its pushed position.
+    """
     paths = block.simulate(owner, keys, record=True)
-    rows = np.flatnonzero(paths.lengths > position)
-    if rows.size == 0:
-        return False
-    action = paths.order[rows, position]
+    cheapest = np.zeros(keys.shape[0], dtype=bool)
+    for m in np.unique(owner).tolist():
+        mine = np.flatnonzero(owner == m)
+        cheapest[mine[np.argsort(cost[mine], kind="stable")[:TRADED_PER_INSTANCE]]] = (
+            True
+        )
+    sources, pushed = [np.arange(keys.shape[0])], [np.full(keys.shape[0], -1)]
+    several = cheapest & (paths.lengths >= 2)
+    for position in range(block.problem.n_actions):
+        rows = np.flatnonzero(several & (paths.lengths > position))
+        rows = rows[np.isfinite(_least_keys(block, paths, rows, position))]
+        sources.append(rows)
+        pushed.append(np.full(rows.shape[0], position))
+    return np.concatenate(sources), np.concatenate(pushed)
+
+
+def _least_keys(block, paths, rows, positions):
+    """The value key of the least change of each row's step ``positions``."""
+    positions = np.broadcast_to(positions, rows.shape)
+    action = paths.order[rows, positions]
     least = np.full(rows.shape[0], np.nan)
     for a in np.unique(action).tolist():
         chosen = action == a
-        compiled = problem.actions[a]
-        current = paths.states[rows[chosen], position, compiled.feature]
+        compiled = block.problem.actions[a]
+        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
         least[chosen] = compiled.space.least_change_key(current)
-    column = n_actions + action
-    found = keys[rows, column]
-    movable = np.isfinite(least) & (np.abs(least - found) > KEY_TOLERANCE)
-    rows, column, lo, hi = (
-        rows[movable],
-        column[movable],
-        least[movable],
-        found[movable],
-    )
+    return least
+
+
+def _move(block, owner, keys, positions, toward):
+    """Move each row's value key of step ``positions[row]`` (-1: none) toward
+    the least change, or away from it (``"far"``), as far as the sequence
+    stays valid (in place)."""
+    n_actions = block.problem.n_actions
+    paths = block.simulate(owner, keys, record=True)
+    rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
     if rows.size == 0:
-        return True
-    valid = _valid(block, owner, keys, rows, column, lo)
-    hi[valid] = lo[valid]
-    pending = ~valid
+        return
+    least = _least_keys(block, paths, rows, positions[rows])
+    column = n_actions + paths.order[rows, positions[rows]]
+    current = keys[rows, column]
+    if toward == "least":
+        goal = least
+    else:  # the far end of the value space, on the side of the found change
+        goal = np.where(current > least, 1.0, 0.0)
+    movable = np.isfinite(least) & (np.abs(goal - current) > KEY_TOLERANCE)
+    rows, column = rows[movable], column[movable]
+    valid_key, trial_key = current[movable], goal[movable]
+    if rows.size == 0:
+        return
+    reached = _valid(block, owner, keys, rows, column, trial_key)
+    valid_key[reached] = trial_key[reached]
+    pending = ~reached
     for _ in range(MAX_BISECTIONS):
-        pending &= np.abs(hi - lo) > KEY_TOLERANCE
+        pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
         if not pending.any():
             break
         index = np.flatnonzero(pending)
-        mid = (lo[index] + hi[index]) / 2
+        mid = (valid_key[index] + trial_key[index]) / 2
         valid = _valid(block, owner, keys, rows[index], column[index], mid)
-        hi[index[valid]] = mid[valid]
-        lo[index[~valid]] = mid[~valid]
-    keys[rows, column] = hi
-    return True
+        valid_key[index[valid]] = mid[valid]
+        trial_key[index[~valid]] = mid[~valid]
+    keys[rows, column] = valid_key
 
 
 def _drop(block, owner, keys, position):

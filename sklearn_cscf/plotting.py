@@ -611,11 +611,12 @@ def plot_action_flow(
 
     Returns
     -------
-    ax : matplotlib Axes
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
 
     See Also
     --------
-    plot_probability_by_step : what each action does to the target probability.
+    plot_probability_by_step : What each action does to the target probability.
 
     Examples
     --------
@@ -823,11 +824,12 @@ def plot_probability_by_step(
 
     Returns
     -------
-    ax : matplotlib Axes
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
 
     See Also
     --------
-    plot_action_flow : which actions are taken at which step position.
+    plot_action_flow : Which actions are taken at which step position.
 
     Examples
     --------
@@ -1016,11 +1018,12 @@ def plot_target_probability(
 
     Returns
     -------
-    ax : matplotlib Axes
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
 
     See Also
     --------
-    plot_pareto_front : the sequences by cost and Gower distance.
+    plot_pareto_front : The sequences by cost and Gower distance.
 
     Examples
     --------
@@ -1161,11 +1164,12 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
 
     Returns
     -------
-    ax : matplotlib Axes
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
 
     See Also
     --------
-    plot_target_probability : the target probability along the plans.
+    plot_target_probability : The target probability along the plans.
 
     Examples
     --------

@@ -477,9 +477,11 @@ def test_a_block_of_instances_shares_each_classifier_call(
     explainer.explain(batch)
     assert recorder.batch_sizes[0] == 5  # which rows need recourse
     n_actions = len(credit_actions)
-    # refinement: per step position, the least change and the bisection
-    # rounds; one round dropping each step; one final judgement
-    refinement = n_actions * (1 + MAX_BISECTIONS) + n_actions + 1 if refine else 0
+    # refinement: a round pushing steps, then one pulling back each step
+    # position (each: the goal, then the bisection rounds); one round dropping
+    # each step; one final judgement
+    rounds = (n_actions + 1) * (1 + MAX_BISECTIONS) + n_actions + 1
+    refinement = rounds if refine else 0
     # four instances in one block: the calls of one instance, not four times
     together = len(recorder.batch_sizes)
     assert together <= 1 + generations + refinement + 1

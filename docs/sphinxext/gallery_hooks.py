@@ -15,6 +15,7 @@ ORDER = [
     "adult_cscf_vs_scf.py",
     "german_credit.py",
     "your_own_data.py",
+    "plotting_gallery.py",
 ]
 
 # The examples default to the paper's budget (population 500, 150
@@ -36,6 +37,17 @@ ARGV = {
     "adult_cscf_vs_scf.py": SMALL_BUDGET,
     "german_credit.py": SMALL_BUDGET,
     "your_own_data.py": SMALL_BUDGET,
+    # several people, so that the flow and the probability plots have data
+    "plotting_gallery.py": [
+        "--n-instances",
+        "6",
+        "--population-size",
+        "100",
+        "--generations",
+        "30",
+        "--seed",
+        "0",
+    ],
 }
 
 
