@@ -1,0 +1,138 @@
+"""Scaling over cores: n_jobs 1, 2 and all, and the Dask backend.
+
+The main job's Adult model and N rejected test rows (default 20) at the
+paper's budget, explained with ``n_jobs=1``, ``n_jobs=2``, ``n_jobs=-1`` (all
+cores; loky worker processes) and with joblib's Dask backend on a
+``distributed.LocalCluster`` of one single-threaded worker process per core
+on loopback. Each setting runs twice: the first run includes starting the
+workers and sending them the model (cold); the second reuses them (warm).
+Prints wall-clock seconds, rows per second and the speed-up over
+``n_jobs=1``, and checks that every setting returns the same frame.
+
+Targets (issue 7): ``n_jobs=2`` at least 1.8 x ``n_jobs=1`` on 20 rows; the
+Dask backend within 20 % of loky's throughput on the same cores.
+
+    python benchmarks/bench_scaling.py [--n-instances 20] [--no-dask]
+"""
+
+import argparse
+import os
+import platform
+import time
+
+import pandas as pd
+from joblib import parallel_config
+from threadpoolctl import threadpool_limits
+
+import sklearn_cscf
+from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
+
+TARGET_SPEEDUP_2 = 1.8
+TARGET_DASK = 0.8  # Dask throughput at least this share of loky's
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-instances", type=int, default=20)
+    parser.add_argument("--population-size", type=int, default=500)
+    parser.add_argument("--generations", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-dask", action="store_true")
+    return parser.parse_args(argv)
+
+
+def timed(explainer, rows):
+    start = time.perf_counter()
+    frame = explainer.explain(rows)
+    return time.perf_counter() - start, frame
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    scenario = SCENARIOS["adult"]
+    with threadpool_limits(limits=1):
+        model, (X_train, X_test, _, _) = train(scenario.load(), args.seed)
+        predicted = model.predict(X_test)
+    rows = pick_rejected(X_test, predicted, args.n_instances, args.seed)
+    cores = os.cpu_count()
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=scenario.actions(),
+        feature_graph=scenario.graph(),
+        population_size=args.population_size,
+        n_generations=args.generations,
+        random_state=args.seed,
+    ).fit(X_train)
+    print(
+        f"sklearn-cscf {sklearn_cscf.__version__}, Python "
+        f"{platform.python_version()}, {platform.machine()}, {cores} CPU(s); Adult, "
+        f"the main job's model, {len(rows)} rejected rows, population "
+        f"{args.population_size}, {args.generations} generations, batch_size "
+        f"{explainer.batch_size}"
+    )
+    settings = [("n_jobs=1", 1, None), ("n_jobs=2", 2, None), ("n_jobs=-1", -1, None)]
+    if not args.no_dask:
+        settings.append(("dask", -1, "dask"))
+    results, frames = {}, {}
+    cluster = client = None
+    try:
+        for name, n_jobs, backend in settings:
+            explainer.set_params(n_jobs=n_jobs)
+            if backend == "dask":
+                import distributed
+
+                cluster = distributed.LocalCluster(
+                    n_workers=cores,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                )
+                client = distributed.Client(cluster)
+                with parallel_config(backend="dask"):
+                    cold, frames[name] = timed(explainer, rows)
+                    warm, _ = timed(explainer, rows)
+            else:
+                cold, frames[name] = timed(explainer, rows)
+                warm, _ = timed(explainer, rows)
+            results[name] = (cold, warm)
+    finally:
+        if client is not None:
+            client.close()
+            cluster.close()
+    base = results["n_jobs=1"][1]
+    print()
+    header = (
+        f"{'setting':<10} {'cold s':>7} {'warm s':>7} {'rows/s (warm)':>14} "
+        f"{'speed-up (warm)':>16} {'same frame':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    reference = frames["n_jobs=1"]
+    for name, (cold, warm) in results.items():
+        same = frames[name].equals(reference)
+        print(
+            f"{name:<10} {cold:>7.2f} {warm:>7.2f} {len(rows) / warm:>14.2f} "
+            f"{base / warm:>16.2f} {str(same):>11}"
+        )
+    print()
+    two = base / results["n_jobs=2"][1]
+    print(
+        f"Target: n_jobs=2 >= {TARGET_SPEEDUP_2} x n_jobs=1 (warm): {two:.2f} -> "
+        f"{'MET' if two >= TARGET_SPEEDUP_2 else 'NOT MET'}."
+    )
+    if "dask" in results:
+        share = results["n_jobs=-1"][1] / results["dask"][1]
+        print(
+            f"Target: Dask throughput >= {TARGET_DASK:.0%} of loky's on the same "
+            f"cores (warm): {share:.0%} -> "
+            f"{'MET' if share >= TARGET_DASK else 'NOT MET'}."
+        )
+    if not all(frame.equals(reference) for frame in frames.values()):
+        raise SystemExit("The frames differ between settings.")
+
+
+if __name__ == "__main__":
+    pd.set_option("display.width", 120)
+    main()
