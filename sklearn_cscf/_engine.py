@@ -31,6 +31,7 @@ from sklearn_cscf._objectives import (
 )
 from sklearn_cscf._refine import refine
 from sklearn_cscf._result import (
+    STATUS_ERROR,
     STATUS_NO_COUNTERFACTUAL,
     STATUS_OK,
     Diagnostics,
@@ -38,6 +39,7 @@ from sklearn_cscf._result import (
 )
 from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
+from sklearn_cscf.actions import describe_error
 
 
 @dataclass
@@ -52,6 +54,7 @@ class Problem:
     settings: object  # SearchSettings
     estimator: object
     classes: np.ndarray
+    use_predict: bool = False  # decisions from predict, not the probabilities
     refine: bool = True
 
     @property
@@ -91,7 +94,9 @@ class Block:
         self.x0 = np.asarray(x0, dtype=float)
         self.targets = np.asarray(targets, dtype=np.intp)
         self.seeds = seeds
-        self.model = ModelAdapter(problem.estimator, problem.schema, problem.classes)
+        self.model = ModelAdapter(
+            problem.estimator, problem.schema, problem.classes, problem.use_predict
+        )
         self.start_discounts = problem.graph.discounts(self.x0)
         n = self.x0.shape[0]
         self.memos = [AnswerMemo(problem.classes.shape[0]) for _ in range(n)]
@@ -220,6 +225,20 @@ class Block:
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
         keys = np.vstack(chosen_keys)
         paths = self.simulate(owner, keys, record=True)
+        if self.model.has_predict and not self.model.use_predict:
+            # the search judged by the arg-max of the probabilities, which
+            # agreed with predict on the training data; what is reported must
+            # also be what the model's own predict accepts
+            seconds = self.model.seconds
+            accepted = self.model.verify(paths.final) == self.targets[owner]
+            self._charge(owner, self.model.seconds - seconds)
+            if not accepted.all():
+                owner, keys = owner[accepted], keys[accepted]
+                paths = paths.take(accepted)
+                members, counts = np.unique(owner, return_counts=True)
+                members, counts = members.tolist(), counts.tolist()
+                if not members:
+                    return results
         F = evaluate_objectives(problem.objectives, Candidates(self.x0[owner], paths))
         # the score after each step: one call for every step of every sequence
         steps = np.arange(problem.n_actions + 1)[None, :]
@@ -256,10 +275,49 @@ class Block:
             )
         return results
 
+    def _charge(self, owner, seconds):
+        """Count one classifier call about the states of instances ``owner``."""
+        counts = np.bincount(owner, minlength=len(self))
+        for member in np.flatnonzero(counts).tolist():
+            usage = self.usage[member]
+            usage.n_calls += 1
+            usage.n_rows += int(counts[member])
+            usage.seconds += seconds * counts[member] / owner.shape[0]
 
-def explain_block(problem, x0, targets, seeds):
-    """Results of a block of instances (the unit of work of a worker)."""
-    return Block(problem, x0, targets, seeds).run()
+
+def explain_block(problem, x0, targets, seeds, errors="warn"):
+    """Results of a block of instances (the unit of work of a worker).
+
+    When something raises (a user callable, the model), ``errors="raise"``
+    lets it propagate. Otherwise each instance of the block is explained again
+    on its own (its result does not depend on its neighbours): the ones that
+    fail alone get an ``"error"`` result naming what failed, the others their
+    results.
+    """
+    try:
+        return Block(problem, x0, targets, seeds).run()
+    except Exception as exc:
+        if errors == "raise":
+            raise
+        if len(seeds) == 1:
+            return [_error_result(x0[0], targets[0], exc)]
+    results = []
+    for k in range(len(seeds)):
+        try:
+            results.extend(
+                Block(
+                    problem, x0[k : k + 1], targets[k : k + 1], seeds[k : k + 1]
+                ).run()
+            )
+        except Exception as exc:
+            results.append(_error_result(x0[k], targets[k], exc))
+    return results
+
+
+def _error_result(x0, target, exc):
+    return InstanceResult(
+        x0=x0, target=int(target), status=STATUS_ERROR, message=describe_error(exc)
+    )
 
 
 # ---------------------------------------------------------------------- #
@@ -286,6 +344,11 @@ class Shipment:
             token = hashlib.blake2b(payload, digest_size=16).hexdigest()
             self._packed = (token, payload)
         return self._packed
+
+    @property
+    def token(self):
+        """A digest of the pickled problem: equal problems, equal tokens."""
+        return self._pack()[0]
 
     def __reduce__(self):
         return _unpack, self._pack()

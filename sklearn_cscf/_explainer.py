@@ -1,6 +1,7 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
 import hashlib
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils import check_random_state, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names_in,
     check_is_fitted,
@@ -22,15 +23,23 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import threadpool_limits
 
+from sklearn_cscf._batches import Checkpoint, assemble, fingerprint, make_piece
 from sklearn_cscf._engine import Problem, Shipment, explain_block
-from sklearn_cscf._frames import build_details, build_frame, build_states
 from sklearn_cscf._model import ClassTarget, ModelAdapter
 from sklearn_cscf._objectives import default_objectives
-from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK, InstanceResult
+from sklearn_cscf._result import (
+    STATUS_ALREADY_TARGET,
+    STATUS_ERROR,
+    STATUS_OK,
+    InstanceResult,
+)
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import SearchSettings
-from sklearn_cscf.actions import Action, CompiledAction
+from sklearn_cscf.actions import Action, CompiledAction, describe_error
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
+
+# training rows on which predict is compared with the probabilities' arg-max
+DECISION_PROBE = 2000
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -89,6 +98,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         This goes beyond the paper: random keys only approach a range end or
         the model's decision threshold. ``False`` reports the search's front
         as the paper does.
+    errors : {"warn", "raise"}, default="warn"
+        What happens when something raises while a row is explained (an
+        action's callable, a tau, the model): ``"warn"`` gives that row the
+        status ``"error"`` with a ``message`` naming what failed, finishes
+        the other rows, and warns once with the number of failed rows;
+        ``"raise"`` re-raises the exception at once.
     batch_size : int, default=32
         Instances searched together, in lock-step: each generation, the new
         states of all of them go to the classifier in one call, which is much
@@ -111,6 +126,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         The classifier that is explained.
     classes_ : ndarray
         Its classes.
+    uses_predict_ : bool
+        Whether the model's decisions come from its ``predict`` during the
+        search: when it has no ``predict_proba``, or its ``predict`` is not
+        the arg-max of its probabilities on the training data (e.g. a tuned
+        decision threshold). Otherwise the arg-max is used while searching,
+        and every reported final state is checked with ``predict``.
     actions_ : list of Action
         The actions with their value spaces resolved against the data.
     feature_kinds_ : dict
@@ -171,6 +192,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "max_sequence_length": [Interval(Integral, 1, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "refine": ["boolean"],
+        "errors": [StrOptions({"warn", "raise"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -193,6 +215,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         max_sequence_length=None,
         n_iter_no_change=None,
         refine=True,
+        errors="warn",
         batch_size=32,
         n_jobs=None,
         random_state=None,
@@ -211,6 +234,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.max_sequence_length = max_sequence_length
         self.n_iter_no_change = n_iter_no_change
         self.refine = refine
+        self.errors = errors
         self.batch_size = batch_size
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -248,6 +272,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             )
         self.classes_ = np.asarray(classes)
         self._resolve_target()
+        self.uses_predict_ = _needs_predict(self.estimator_, schema, X, self.classes_)
         immutable = self._immutable_features(schema)
         actions = self._resolve_actions(schema, immutable)
         self._compiled_actions = [CompiledAction(a, schema) for a in actions]
@@ -312,6 +337,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"The classifier knows only one class ({classes.tolist()}); "
                 "counterfactuals need at least two classes."
+            )
+        if isinstance(target, list | tuple | set | np.ndarray | pd.Index | pd.Series):
+            raise ValueError(
+                f"target_class must be one class label (or None, or "
+                f"'opposite'), got {type(target).__name__} {target!r}; several "
+                "acceptable classes are not supported."
             )
         if target is None or (isinstance(target, str) and target == "opposite"):
             if classes.shape[0] != 2:
@@ -382,59 +413,112 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             actions=self._compiled_actions,
             graph=self._compiled_graph,
             objectives=default_objectives(schema, self._compiled_actions),
-            target=ClassTarget(),
+            target=ClassTarget(self.uses_predict_),
             settings=self._settings(),
             estimator=self.estimator_,
             classes=self.classes_,
+            use_predict=self.uses_predict_,
             refine=self.refine,
         )
 
-    def _explain_results(self, X):
-        """Validated ``X``, its index, and one ``InstanceResult`` per row."""
+    def _run(self, X, *, with_states=False, checkpoint=None):
+        """Explain every row of ``X``: the output frames and, per row, the
+        encoded state ``transform`` reports.
+
+        Returns ``(X, frame, states, details, finals)``.
+        """
         check_is_fitted(self)
         X = _as_2d(X)
-        validate_data(self, X, skip_check_array=True, reset=False)
         schema = self._schema
+        _check_like_fit(X, schema)
+        validate_data(self, X, skip_check_array=True, reset=False)
         encoded = schema.encode(X)
+        _check_finite(encoded, schema, _estimator_allows_nan(self.estimator_))
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        model = ModelAdapter(self.estimator_, schema, self.classes_)
-        if encoded.shape[0]:
-            predicted = model.answer(encoded).decision
+        n = encoded.shape[0]
+        predicted, failures = self._decisions(encoded)
+        if self._target_index is None:  # "opposite"; unknown where it failed
+            targets = np.where(predicted >= 0, 1 - predicted, -1)
         else:
-            predicted = np.empty(0, dtype=np.intp)
-        if self._target_index is None:  # "opposite"
-            targets = 1 - predicted
-        else:
-            targets = np.full(encoded.shape[0], self._target_index)
-        needing = np.flatnonzero(predicted != targets)
+            targets = np.full(n, self._target_index)
+        needing = np.flatnonzero((predicted >= 0) & (predicted != targets))
+        shipment = Shipment(self._problem())
         entropy = _base_entropy(self.random_state)
+        store = None
+        if checkpoint is not None:
+            store = Checkpoint(
+                checkpoint,
+                fingerprint(shipment.token, encoded, targets, index, self.random_state),
+                entropy,
+            )
+            entropy = store.entropy
+
+        # rows that need no search: already of the target class, or failed
+        quick = np.setdiff1d(np.arange(n), needing)
+        results = [
+            InstanceResult(
+                x0=encoded[r],
+                target=int(targets[r]),
+                status=STATUS_ERROR if r in failures else STATUS_ALREADY_TARGET,
+                message=failures.get(r),
+            )
+            for r in quick
+        ]
+        pieces = [make_piece(results, quick, index[quick], self, with_states)]
+        if store is not None:
+            done = store.load()
+            pieces += done
+            finished = np.concatenate([p.positions for p in done] + [[]])
+            needing = np.setdiff1d(needing, finished.astype(np.intp))
         seeds = [_instance_seed(entropy, encoded[r], targets[r]) for r in needing]
         blocks = _blocks(needing.size, self.batch_size, effective_n_jobs(self.n_jobs))
-        shipment = Shipment(self._problem())
-        tasks = [
+        tasks = (
             delayed(_explain_block)(
                 shipment,
                 encoded[needing[block]],
                 targets[needing[block]],
                 [seeds[k] for k in block],
+                self.errors,
             )
             for block in blocks
-        ]
-        found = []
+        )
         with _progress(self.verbose, needing.size) as progress:
             parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-            for block_results in parallel(tasks):
-                found.extend(block_results)
+            for block, block_results in zip(blocks, parallel(tasks)):
+                rows = needing[block]
+                piece = make_piece(block_results, rows, index[rows], self, with_states)
+                pieces.append(piece)
+                if store is not None:
+                    store.save(piece)
                 progress.update(len(block_results))
-        results = [
-            InstanceResult(x0=x0, target=int(t), status=STATUS_ALREADY_TARGET)
-            for x0, t in zip(encoded, targets)
-        ]
-        for r, result in zip(needing, found):
-            results[r] = result
-        return X, index, results
+        frame, states, details, finals = assemble(pieces, n, schema.n_features)
+        _warn_about_errors(details)
+        return X, frame, states, details, finals
 
-    def explain(self, X, return_states=False, return_details=False):
+    def _decisions(self, encoded):
+        """The model's decision (class index) on each row; ``-1`` where it
+        raised, with the message (``{row: message}``)."""
+        schema = self._schema
+        model = ModelAdapter(self.estimator_, schema, self.classes_)
+        if encoded.shape[0] == 0:
+            return np.empty(0, dtype=np.intp), {}
+        try:
+            return model.decide(schema.to_model_input(encoded)), {}
+        except Exception:
+            if self.errors == "raise":
+                raise
+        # one row at a time: which rows does the model fail on?
+        predicted = np.full(encoded.shape[0], -1, dtype=np.intp)
+        failures = {}
+        for r in range(encoded.shape[0]):
+            try:
+                row = schema.to_model_input(encoded[r : r + 1])
+                predicted[r] = model.decide(row)[0]
+            except Exception as exc:
+                failures[r] = describe_error(exc)
+        return predicted, failures
+
+    def explain(self, X, return_states=False, return_details=False, checkpoint=None):
         """Find Pareto-optimal action sequences for every row of ``X``.
 
         Parameters
@@ -480,17 +564,24 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             rows, of those calls' time), ``total_seconds`` (its share of its
             block's time) and ``n_refined`` (reported sequences made cheaper
             by refinement).
+
+        Other Parameters
+        ----------------
+        checkpoint : str or path-like, default=None
+            A directory where each finished block of rows is saved as soon as
+            it is done. Run again with the same explainer and ``X`` (after an
+            interruption, say), the rows already there are not searched
+            again, and the output is the same as an uninterrupted run's. A
+            directory holding another run's results is refused.
         """
-        X, index, results = self._explain_results(X)
-        out = [
-            build_frame(
-                results, index, self._schema, self._compiled_actions, self.classes_
-            )
-        ]
+        _, frame, states, details, _ = self._run(
+            X, with_states=return_states, checkpoint=checkpoint
+        )
+        out = [frame]
         if return_states:
-            out.append(build_states(results, index, self._schema))
+            out.append(states)
         if return_details:
-            out.append(build_details(results, index))
+            out.append(details)
         return out[0] if len(out) == 1 else tuple(out)
 
     def transform(self, X):
@@ -510,14 +601,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             RangeIndex for an array): the row itself where it is already of
             the target class, NaN where no sequence was found.
         """
-        X, index, results = self._explain_results(X)
-        states = self._schema.missing_states(len(results))
-        for r, result in enumerate(results):
-            if result.status == STATUS_ALREADY_TARGET:
-                states[r] = result.x0
-            elif result.status == STATUS_OK:
-                states[r] = result.final_state(0)
-        return self._schema.to_frame(states, index=index)
+        X, _, _, _, finals = self._run(X)
+        index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
+        return self._schema.to_frame(finals, index=index)
 
     def get_feature_names_out(self, input_features=None):
         """Get the names of the columns of :meth:`transform`: the input features.
@@ -555,11 +641,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             The share of rows needing recourse that got a sequence, in
             ``[0, 1]``.
         """
-        _, _, results = self._explain_results(X)
-        statuses = [r.status for r in results if r.status != STATUS_ALREADY_TARGET]
-        if not statuses:
+        _, _, _, details, _ = self._run(X)
+        statuses = details["status"][details["status"] != STATUS_ALREADY_TARGET]
+        if statuses.empty:
             return 1.0
-        return float(np.mean([s == STATUS_OK for s in statuses]))
+        return float((statuses == STATUS_OK).mean())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -575,12 +661,47 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
 
 # ---------------------------------------------------------------------- #
-def _explain_block(shipment, x0, targets, seeds):
+def _explain_block(shipment, x0, targets, seeds, errors):
     """Search and describe a block of encoded instances (a worker's task)."""
     # One BLAS/OpenMP thread, as in joblib's workers: results do not depend on
     # n_jobs, and several workers do not oversubscribe the cores.
     with threadpool_limits(limits=1):
-        return explain_block(shipment.problem, x0, targets, seeds)
+        return explain_block(shipment.problem, x0, targets, seeds, errors)
+
+
+def _warn_about_errors(details):
+    failed = details[details["status"] == STATUS_ERROR]
+    if len(failed):
+        label, message = failed["instance"].iloc[0], failed["message"].iloc[0]
+        warnings.warn(
+            f"{len(failed)} of {len(details)} rows could not be explained and "
+            "have the status 'error' (see the 'message' column; errors='raise' "
+            f"raises at once). The first, row {label!r}: {message}",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _needs_predict(estimator, schema, X, classes):
+    """Whether the model's decisions must come from its ``predict``: it has no
+    ``predict_proba``, or its ``predict`` is not the arg-max of its
+    probabilities on (up to ``DECISION_PROBE`` rows of) the training data, as
+    with a tuned decision threshold. The probabilities are checked on the way
+    (finite, in [0, 1])."""
+    if not hasattr(estimator, "predict_proba"):
+        return True
+    rows = schema.encode(X)
+    if rows.shape[0] > DECISION_PROBE:
+        pick = np.random.default_rng(0).choice(
+            rows.shape[0], DECISION_PROBE, replace=False
+        )
+        rows = rows[np.sort(pick)]
+    model = ModelAdapter(estimator, schema, classes)
+    X_rows = schema.to_model_input(rows)
+    chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
+    if not model.has_predict:
+        return False
+    return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
 def _blocks(n, batch_size, n_workers):
@@ -632,6 +753,11 @@ def _instance_seed(entropy, x0, target):
 
 def _as_2d(X):
     if isinstance(X, pd.DataFrame):
+        if isinstance(X.columns, pd.MultiIndex):
+            raise ValueError(
+                "X has MultiIndex columns; give it one level of column names, "
+                "e.g. X.columns = ['_'.join(map(str, c)) for c in X.columns]."
+            )
         return X
     if sp.issparse(X):
         raise TypeError(
@@ -650,6 +776,51 @@ def _as_2d(X):
             "single row."
         )
     return array
+
+
+def _check_finite(encoded, schema, allow_nan):
+    """No infinite number; no missing number when the model cannot take one."""
+    numbers = encoded[:, ~schema.is_categorical]
+    names = [n for n, c in zip(schema.names, schema.is_categorical) if not c]
+    bad = np.isinf(numbers) if allow_nan else ~np.isfinite(numbers)
+    if bad.any():
+        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
+        what = "infinite" if allow_nan else "missing or infinite"
+        raise ValueError(
+            f"Input X contains {what} values (NaN, inf) in column {column!r}"
+            + ("" if allow_nan else "; the estimator does not accept missing values")
+            + "."
+        )
+
+
+def _check_like_fit(X, schema):
+    """Rows are matched to the features of ``fit`` by name, never silently by
+    position; each row needs its own label."""
+    if isinstance(X, pd.DataFrame):
+        if not schema.is_frame:
+            raise TypeError(
+                "The explainer was fitted on an array, so its features have no "
+                "names; pass an array (e.g. X.to_numpy()) with the columns in the "
+                "order of fit."
+            )
+        if list(X.columns) != schema.names:
+            raise ValueError(
+                f"X has the columns {list(X.columns)}; the explainer was fitted "
+                f"on {schema.names} (same names, same order)."
+            )
+        duplicated = X.index[X.index.duplicated()]
+        if len(duplicated):
+            raise ValueError(
+                f"X has duplicate index labels {duplicated.unique()[:5].tolist()}; "
+                "the output names each row by its label, so each row needs its "
+                "own (e.g. X.reset_index(drop=True))."
+            )
+    elif schema.is_frame:
+        raise TypeError(
+            f"The explainer was fitted on a DataFrame with the columns "
+            f"{schema.names}; pass a DataFrame with these columns, not "
+            f"{type(X).__name__} matched by position."
+        )
 
 
 def _is_fitted(estimator):

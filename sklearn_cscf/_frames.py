@@ -30,6 +30,7 @@ COLUMNS = {
     "length": "Int64",
     "target_class": None,  # dtype of the classes
     "status": "string",
+    "message": "string",  # what failed, for status "error"
 }
 
 
@@ -62,13 +63,15 @@ def build_frame(results, index, schema, actions, classes):
     """One row per step of each solution; one status row per other instance."""
     records = []
     for label, result in zip(index, results):
-        target_label = classes[result.target]
+        # unknown (-1) when the model failed on an "opposite" row
+        target_label = classes[result.target] if result.target >= 0 else None
         if result.status != STATUS_OK:
             records.append(
                 {
                     "instance": label,
                     "target_class": target_label,
                     "status": result.status,
+                    "message": result.message,
                 }
             )
             continue
@@ -155,10 +158,11 @@ def build_details(results, index):
             "status": result.status,
             "n_solutions": result.n_solutions,
             **asdict(result.diagnostics),
+            "message": result.message,
         }
         for label, result in zip(index, results)
     ]
-    columns = ["instance", "status", "n_solutions", *DIAGNOSTICS]
+    columns = ["instance", "status", "n_solutions", *DIAGNOSTICS, "message"]
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
-    return frame.astype({"status": "string"})
+    return frame.astype({"status": "string", "message": "string"})

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sklearn_cscf.actions import blame
+
 # a state that misses the target class is at least this far from it
 MIN_GAP = 1e-6
 # answers remembered per instance before its memo starts afresh
@@ -22,6 +24,8 @@ MEMO_LIMIT = 50_000
 # the last bits of a row differently in batches of different sizes (BLAS
 # kernels), which must not change which sequences are found or reported
 PROBA_DECIMALS = 10
+# probabilities this far outside [0, 1] are rounding, not an error
+PROBA_TOLERANCE = 1e-9
 
 
 @dataclass
@@ -40,15 +44,21 @@ class Answers:
 class ModelAdapter:
     """Calls a fitted classifier on encoded states, and counts the calls.
 
-    Uses ``predict_proba`` when the model has it (the decision is its arg-max,
-    so one call gives both), otherwise ``predict``.
+    The decision about a state is the model's own: ``predict`` when
+    ``use_predict`` (a model whose ``predict`` is not the arg-max of its
+    probabilities, e.g. one with a tuned decision threshold, or one without
+    ``predict_proba``), otherwise the arg-max of ``predict_proba`` (one call
+    gives both). Probabilities, when the model has them, are checked: finite,
+    in ``[0, 1]``, one column per class.
     """
 
-    def __init__(self, estimator, schema, classes):
+    def __init__(self, estimator, schema, classes, use_predict=False):
         self.estimator = estimator
         self.schema = schema
         self.classes = np.asarray(classes)
         self.has_proba = hasattr(estimator, "predict_proba")
+        self.has_predict = hasattr(estimator, "predict")
+        self.use_predict = use_predict or not self.has_proba
         self.seconds = 0.0
         self.n_calls = 0
         self.n_rows = 0
@@ -57,31 +67,86 @@ class ModelAdapter:
         """The classifier's :class:`Answers` for encoded ``states``."""
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
-        if self.has_proba:
-            out = self.estimator.predict_proba(X)
+        method = "predict_proba" if self.has_proba else "predict"
+        try:
+            proba = self.estimator.predict_proba(X) if self.has_proba else None
+            method = "predict"
+            labels = self.estimator.predict(X) if self.use_predict else None
+        except Exception as exc:
+            blame(exc, f"the estimator's {method}")
+            raise
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.n_calls += 1
+            self.n_rows += states.shape[0]
+        if proba is not None:
+            proba = self._checked(proba, states.shape[0])
+        if labels is None:
+            decision = proba.argmax(axis=1)
         else:
-            out = self.estimator.predict(X)
-        self.seconds += time.perf_counter() - start
-        self.n_calls += 1
-        self.n_rows += states.shape[0]
-        if self.has_proba:
-            proba = np.asarray(out, dtype=float)
-            if proba.shape != (states.shape[0], self.classes.shape[0]):
-                raise ValueError(
-                    "predict_proba of the estimator returned shape "
-                    f"{proba.shape}; expected ({states.shape[0]}, "
-                    f"{self.classes.shape[0]}) (rows, classes_)."
-                )
-            return Answers(proba.argmax(axis=1), np.round(proba, PROBA_DECIMALS))
-        out = np.asarray(out)
-        match = out[:, None] == self.classes[None, :]
-        if not match.any(axis=1).all():
-            unknown = out[~match.any(axis=1)][:3]
+            decision = self.decision_of(labels)
+        if proba is not None:
+            proba = np.round(proba, PROBA_DECIMALS)
+        return Answers(decision, proba)
+
+    def verify(self, states):
+        """The model's ``predict`` (class indices) on encoded ``states``."""
+        X = self.schema.to_model_input(states)
+        start = time.perf_counter()
+        try:
+            labels = self.estimator.predict(X)
+        except Exception as exc:
+            blame(exc, "the estimator's predict")
+            raise
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.n_calls += 1
+            self.n_rows += states.shape[0]
+        return self.decision_of(labels)
+
+    def decide(self, X):
+        """The model's own decision (class index) on raw rows ``X``: its
+        ``predict`` when it has one."""
+        method = "predict" if self.has_predict else "predict_proba"
+        try:
+            out = getattr(self.estimator, method)(X)
+        except Exception as exc:
+            blame(exc, f"the estimator's {method}")
+            raise
+        if self.has_predict:
+            return self.decision_of(out)
+        return self._checked(out, len(X)).argmax(axis=1)
+
+    def decision_of(self, labels):
+        """Class indices of predicted ``labels``."""
+        labels = np.asarray(labels)
+        match = labels[:, None] == self.classes[None, :]
+        known = match.any(axis=1)
+        if labels.ndim != 1 or not known.all():
+            unknown = labels[~known][:3] if labels.ndim == 1 else labels.shape
             raise ValueError(
-                f"predict returned labels {unknown.tolist()} that are not in "
-                f"classes_ {self.classes.tolist()}."
+                f"predict of the estimator returned {unknown!r}, not labels in "
+                f"classes_ {self.classes.tolist()}, one per row."
             )
-        return Answers(match.argmax(axis=1), None)
+        return match.argmax(axis=1)
+
+    def _checked(self, proba, n):
+        proba = np.asarray(proba, dtype=float)
+        if proba.shape != (n, self.classes.shape[0]):
+            raise ValueError(
+                "predict_proba of the estimator returned shape "
+                f"{proba.shape}; expected ({n}, {self.classes.shape[0]}) "
+                "(rows, classes_)."
+            )
+        bad = ~np.isfinite(proba) | (proba < -PROBA_TOLERANCE)
+        bad |= proba > 1 + PROBA_TOLERANCE
+        if bad.any():
+            raise ValueError(
+                "predict_proba of the estimator returned values that are not "
+                f"probabilities (finite, in [0, 1]): {proba[bad][:3].tolist()} "
+                f"in {int(bad.any(axis=1).sum())} of {n} rows."
+            )
+        return proba
 
 
 # ---------------------------------------------------------------------- #
@@ -239,21 +304,36 @@ class ClassTarget:
     """Reach a class: the model's decision must be the target class.
 
     Each instance has its target class (an index into ``classes_``); the gap
-    of a state is 0 when the model assigns it to that class, otherwise the
-    lead of the most probable other class over it (at least ``MIN_GAP``), or
-    1 for a model without probabilities. The reported score of a state is the
-    probability of the target class.
+    of a state is 0 when the model decides for that class. Otherwise it
+    measures how far the state is from it (at least ``MIN_GAP``): the lead of
+    the most probable other class over the target when the decision is the
+    arg-max of the probabilities; ``1 - P(target)`` when the decision is the
+    model's ``predict`` (its threshold may lie anywhere); 1 for a model without
+    probabilities. The reported score of a state is the probability of the
+    target class.
+
+    Parameters
+    ----------
+    use_predict : bool, default=False
+        Whether the decisions come from the model's ``predict``.
     """
+
+    def __init__(self, use_predict=False):
+        self.use_predict = use_predict
 
     def gap(self, answers, target):
         reached = answers.decision == target
         if answers.proba is None:
             return np.where(reached, 0.0, 1.0)
         rows = np.arange(target.shape[0])
-        others = answers.proba.copy()
-        others[rows, target] = -np.inf
-        lead = others.max(axis=1) - answers.proba[rows, target]
-        return np.where(reached, 0.0, np.maximum(lead, 0.0) + MIN_GAP)
+        chance = answers.proba[rows, target]
+        if self.use_predict:
+            distance = 1.0 - chance
+        else:
+            others = answers.proba.copy()
+            others[rows, target] = -np.inf
+            distance = others.max(axis=1) - chance
+        return np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
 
     def score(self, answers, target):
         if answers.proba is None:

@@ -13,6 +13,7 @@ import numpy as np
 STATUS_OK = "ok"
 STATUS_NO_COUNTERFACTUAL = "no_counterfactual"
 STATUS_ALREADY_TARGET = "already_target"
+STATUS_ERROR = "error"
 
 
 @dataclass
@@ -54,6 +55,7 @@ class InstanceResult:
     step_score: np.ndarray | None = None  # (n_solutions, N) target score after
     objectives: dict = field(default_factory=dict)  # name -> (n_solutions, ...)
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    message: str | None = None  # what failed (status "error"), or a remark
 
     @property
     def n_solutions(self):

@@ -31,6 +31,51 @@ def _is_numeric_column(values):
     )
 
 
+# float64 holds every integer up to this size exactly, and no larger one
+MAX_EXACT_INTEGER = 2**53
+
+
+def _check_integers(values, name):
+    """Integers the float encoding would round are refused."""
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and dtype.kind in "iu":
+        array = np.asarray(values)
+        too_big = (array > MAX_EXACT_INTEGER) | (array < -MAX_EXACT_INTEGER)
+    elif dtype is None or dtype.kind == "O":
+        too_big = np.array(
+            [
+                isinstance(v, int | np.integer) and abs(int(v)) > MAX_EXACT_INTEGER
+                for v in values
+            ],
+            dtype=bool,
+        )
+    else:
+        return
+    if too_big.any():
+        example = np.asarray(values, dtype=object)[too_big][0]
+        raise ValueError(
+            f"Column {name!r} holds integers beyond 2**53 (e.g. {example}) that "
+            "the explainer's float encoding would round, and the model would see "
+            "the rounded value. Drop the column, or encode it (e.g. as text "
+            "labels or scaled numbers)."
+        )
+
+
+def _kind(values):
+    """What a column holds, in a word, for messages."""
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "categorical"
+    if dtype is not None and dtype.kind != "O":
+        return str(dtype)
+    for value in np.asarray(values, dtype=object):
+        if not _is_missing(value) and (
+            not isinstance(value, Real) or isinstance(value, bool | np.bool_)
+        ):
+            return type(value).__name__
+    return "non-numeric"
+
+
 def _reject_complex(values, name):
     dtype = getattr(values, "dtype", None)
     if dtype is not None and dtype.kind == "c":
@@ -83,6 +128,7 @@ class FeatureSchema:
         for j, col in enumerate(columns):
             _reject_complex(col, self.names[j])
             if _is_numeric_column(col):
+                _check_integers(col, self.names[j])
                 values = np.asarray(col, dtype=float)
                 finite = values[np.isfinite(values)]
                 if finite.size == 0:
@@ -218,14 +264,23 @@ class FeatureSchema:
                     j, np.asarray(col, dtype=object), what="X"
                 )
             else:
-                try:
-                    encoded[:, j] = np.asarray(col, dtype=float)
-                except (TypeError, ValueError):
-                    raise ValueError(
-                        f"Column {self.names[j]!r} was numeric in fit but holds "
-                        "non-numeric values in X."
-                    ) from None
+                encoded[:, j] = self._numbers(j, col)
         return encoded
+
+    def _numbers(self, j, col):
+        """A column numeric in ``fit`` as floats; anything else is refused."""
+        name = self.names[j]
+        if (
+            not _is_numeric_column(col)
+            and len(col)
+            and not pd.isna(np.asarray(col, object)).all()
+        ):
+            raise TypeError(
+                f"Column {name!r} was numeric in fit but holds {_kind(col)} values "
+                "in X; pass numbers (as in fit)."
+            )
+        _check_integers(col, name)
+        return np.asarray(col, dtype=float)
 
     def to_model_input(self, states):
         """Rows in the raw form the classifier was trained on."""

@@ -41,6 +41,19 @@ class Trajectories:
     def sequence_effort(self):
         return self.effort.sum(axis=1)
 
+    def take(self, rows):
+        """The trajectories of candidates ``rows`` (indices or a mask)."""
+        return Trajectories(
+            order=self.order[rows],
+            lengths=self.lengths[rows],
+            final=self.final[rows],
+            effort=self.effort[rows],
+            discount=self.discount[rows],
+            new_values=self.new_values[rows],
+            violations=self.violations[rows],
+            states=None if self.states is None else self.states[rows],
+        )
+
     def sequence_keys(self):
         """Bytes that are equal exactly when two decoded sequences are equal
         (same actions, order, and values to ``VALUE_DECIMALS`` decimals)."""

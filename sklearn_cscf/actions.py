@@ -8,7 +8,7 @@ to a whole batch of candidates at once.
 """
 
 from collections.abc import Mapping
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -499,31 +499,35 @@ class CompiledAction(PortableCallables):
         return after, effort, valid
 
     def apply_into(self, before, keys, after, effort, valid):
-        """:meth:`apply`, writing into the arrays ``after``, ``effort``, ``valid``."""
+        """:meth:`apply`, writing into the arrays ``after``, ``effort``, ``valid``.
+
+        A step is invalid where its value space is empty, a condition fails,
+        or its effort is not a finite number (its effort is then ``inf``).
+        """
         schema = self.schema
         n = before.shape[0]
         j = self.feature
         new_values, valid[:] = self.space.interpolate(keys, before[:, j])
         view_before = schema.view(before)
         if self.precondition is not None:
-            valid &= _as_array(
-                self.precondition(view_before), n, self._what["pre"], bool
-            )
+            what = self._what["pre"]
+            valid &= _as_condition(_call(self.precondition, what, view_before), n, what)
         after[:] = before
         after[:, j] = new_values
         # user callables only read ``after``: writable again just for effects
         after.flags.writeable = False
         view_after = schema.view(after)
         for k, target, fn in self.effects:
+            what = self._what[target]
             categorical = schema.is_categorical[k]
             out = _as_array(
-                fn(view_before, view_after),
+                _call(fn, what, view_before, view_after),
                 n,
-                self._what[target],
+                what,
                 object if categorical else float,
             )
             if categorical:
-                out = schema.encode_labels(k, out, what=self._what[target])
+                out = schema.encode_labels(k, out, what=what)
             after.flags.writeable = True
             after[:, k] = out
             after.flags.writeable = False
@@ -536,25 +540,85 @@ class CompiledAction(PortableCallables):
                     np.abs(after[:, j] - before[:, j]), self.default_scale, out=effort
                 )
         else:
+            what = self._what["cost"]
             effort[:] = _as_array(
-                self.cost(view_before, view_after), n, self._what["cost"], float
+                _call(self.cost, what, view_before, view_after), n, what, float
             )
-            if n and not effort.min() >= 0:  # also catches NaN
-                raise ValueError(
-                    f"Action {self.name!r}: cost must return non-negative numbers, "
-                    f"got {effort[~(effort >= 0)][:3].tolist()}."
-                )
+        finite = np.isfinite(effort)
+        if not finite.all():  # no price, no step: e.g. a missing value
+            valid &= finite
+            effort[~finite] = np.inf
+        if n and not effort.min() >= 0:
+            raise ValueError(
+                f"Action {self.name!r}: cost must return non-negative numbers, "
+                f"got {effort[effort < 0][:3].tolist()}."
+            )
         if self.postcondition is not None:
-            valid &= _as_array(
-                self.postcondition(view_before, view_after),
-                n,
-                self._what["post"],
-                bool,
+            what = self._what["post"]
+            valid &= _as_condition(
+                _call(self.postcondition, what, view_before, view_after), n, what
             )
+
+
+def _call(fn, what, *args):
+    """Call a user callable; an exception it raises is marked with its name."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        blame(exc, what)
+        raise
+
+
+def blame(exc, what):
+    """Mark ``exc`` as raised by ``what`` (the first mark wins)."""
+    if getattr(exc, "sklearn_cscf_culprit", None) is not None:
+        return
+    try:
+        exc.sklearn_cscf_culprit = what
+    except AttributeError:  # pragma: no cover - exceptions without a __dict__
+        return
+    if hasattr(exc, "add_note"):  # Python 3.11+
+        exc.add_note(f"Raised by {what}.")
+
+
+def describe_error(exc):
+    """``"<culprit>: <Type>: <message>"``: what failed, for a status message."""
+    culprit = getattr(exc, "sklearn_cscf_culprit", None)
+    text = f"{type(exc).__name__}: {exc}"
+    return f"{culprit} raised {text}" if culprit else text
+
+
+def _as_condition(result, n, what):
+    """A condition's result: booleans, or the numbers 0 and 1 (nothing else)."""
+    array = _as_array(result, n, what, None)
+    kind = array.dtype.kind
+    if kind == "b":
+        return array
+    if kind in "iuf":
+        good = (array == 0) | (array == 1)
+    elif kind == "O":
+        good = np.array(
+            [
+                isinstance(v, bool | np.bool_)
+                or (isinstance(v, Integral | np.floating) and v in (0, 1))
+                for v in array
+            ],
+            dtype=bool,
+        )
+    else:
+        good = np.zeros(array.shape, dtype=bool)
+    if not good.all():
+        raise TypeError(
+            f"{what} must return booleans (True/False, or 1/0), one per "
+            f"candidate; got {array.dtype} values such as "
+            f"{array[~good][:3].tolist()}."
+        )
+    return array.astype(bool)
 
 
 def _as_array(result, n, what, dtype):
-    """Check a user callable returned one value per candidate (or a scalar)."""
+    """Check a user callable returned one value per candidate (or a scalar);
+    ``dtype=None`` keeps the values' own dtype."""
     if type(result) is np.ndarray and result.shape == (n,) and result.dtype == dtype:
         return result
     try:
@@ -567,7 +631,7 @@ def _as_array(result, n, what, dtype):
             f"candidate; got {type(result).__name__} ({exc})."
         ) from None
     if array.ndim == 0:
-        return np.full(n, array.item(), dtype=dtype)
+        return np.full(n, array.item(), dtype=dtype or array.dtype)
     if array.shape != (n,):
         raise ValueError(
             f"{what} must return a 1-D array with one value per candidate "

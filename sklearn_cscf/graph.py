@@ -13,7 +13,7 @@ is computed on the state *before* the step:
 import numpy as np
 
 from sklearn_cscf._pickling import PortableCallables, portable
-from sklearn_cscf.actions import _as_array
+from sklearn_cscf.actions import _as_array, _call
 
 __all__ = ["FeatureGraph"]
 
@@ -246,7 +246,8 @@ class CompiledGraph(PortableCallables):
         values = np.empty((n, len(edges)))
         for column, e in enumerate(edges):
             source, target, tau = self.edges[e]
-            values[:, column] = _check_tau(tau(view), n, source, target)
+            what = f"tau of edge {source!r} -> {target!r}"
+            values[:, column] = _check_tau(_call(tau, what, view), n, source, target)
         return values
 
     def step_discounts(self, before, actions):

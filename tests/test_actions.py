@@ -8,7 +8,12 @@ from hypothesis import strategies as st
 
 from sklearn_cscf import Action
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import CompiledAction, DiscreteSpace, RangeSpace
+from sklearn_cscf.actions import (
+    CompiledAction,
+    DiscreteSpace,
+    RangeSpace,
+    describe_error,
+)
 
 EDUCATION = ["HS", "BSc", "MSc"]
 
@@ -639,10 +644,70 @@ def test_negative_cost_names_the_action(schema):
         action.apply(states, np.array([0.0, 1.0]))
 
 
-def test_nan_cost_is_rejected(schema):
-    action = CompiledAction(Action("work", "hours", cost=lambda b, a: np.nan), schema)
-    with pytest.raises(ValueError, match=r"'work'"):
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_step_without_a_finite_cost_is_invalid(schema, bad):
+    # no price, no step: the step is invalid (as a failed constraint), and its
+    # effort is infinite, never a NaN that could be summed into a cost
+    action = CompiledAction(
+        Action(
+            "work",
+            "hours",
+            cost=lambda b, a: np.where(b["hours"] > 30, bad, 1.0),
+        ),
+        schema,
+    )
+    _, effort, valid = action.apply(
+        encode(schema, [{"hours": 40.0}, {"hours": 20.0}]), np.array([0.5, 0.5])
+    )
+    assert valid.tolist() == [False, True]
+    assert effort.tolist() == [np.inf, 1.0]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        np.array(["no", "yes"], dtype=object),
+        np.array(["False", "True"]),
+        np.array([np.nan, 1.0]),
+        np.array([None, True], dtype=object),
+        np.array([2, 1]),
+        pd.array([pd.NA, True], dtype="boolean"),
+    ],
+    ids=["no-yes", "text", "nan", "none", "two", "na"],
+)
+@pytest.mark.parametrize("which", ["precondition", "postcondition"])
+def test_conditions_must_be_boolean_like(schema, result, which):
+    fn = (lambda b: result) if which == "precondition" else (lambda b, a: result)
+    action = CompiledAction(Action("work", "hours", **{which: fn}), schema)
+    states = encode(schema, [{"hours": 40.0}, {"hours": 20.0}])
+    with pytest.raises(TypeError, match=rf"Action 'work': {which} must return bool"):
+        action.apply(states, np.array([0.5, 0.5]))
+
+
+@pytest.mark.parametrize(
+    "result",
+    [np.array([0, 1]), np.array([0.0, 1.0]), [False, np.True_], np.array([1, 0], "u1")],
+)
+def test_conditions_may_be_zeros_and_ones(schema, result):
+    action = CompiledAction(
+        Action("work", "hours", precondition=lambda b: result), schema
+    )
+    _, _, valid = action.apply(
+        encode(schema, [{"hours": 40.0}, {"hours": 20.0}]), np.array([0.5, 0.5])
+    )
+    assert valid.tolist() == [bool(v) for v in result]
+
+
+def test_an_exception_in_a_callable_names_it(schema):
+    def cost(b, a):
+        raise ZeroDivisionError("boom")
+
+    action = CompiledAction(Action("work", "hours", cost=cost), schema)
+    with pytest.raises(ZeroDivisionError) as info:
         action.apply(encode(schema, [{}]), np.array([0.5]))
+    assert describe_error(info.value) == (
+        "Action 'work': cost raised ZeroDivisionError: boom"
+    )
 
 
 def test_non_numeric_cost_is_rejected(schema):

@@ -1217,7 +1217,7 @@ def test_unseen_category_in_explain(credit_fitted, credit_rejected):
 def test_wrong_number_of_columns(credit_fitted, credit_rejected):
     with pytest.raises(ValueError, match="region"):
         credit_fitted.explain(credit_rejected.drop(columns="region"))
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(TypeError, match="fitted on a DataFrame"):
         credit_fitted.explain(credit_rejected.iloc[:, :3].to_numpy())
 
 
