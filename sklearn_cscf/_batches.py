@@ -76,7 +76,8 @@ def make_piece(results, positions, labels, explainer, with_states):
 
 def assemble(pieces, n_rows, d):
     """The frame, states, details and transform's states in input order."""
-    positions = np.concatenate([p.positions for p in pieces])
+    pieces = sorted(pieces, key=lambda p: p.positions.min(initial=n_rows))
+    positions = np.concatenate([[], *(p.positions for p in pieces)]).astype(np.intp)
     order = np.argsort(positions, kind="stable")
     if positions.shape[0] != n_rows or not np.array_equal(
         positions[order], np.arange(n_rows)
@@ -103,6 +104,8 @@ def _in_order(frames, rows_per_input, order):
     """Concatenate pieces and put their rows in input order (each input row's
     rows stay together, in their own order)."""
     frame = pd.concat(frames, ignore_index=True)
+    if np.all(order[1:] > order[:-1]):  # already in order: no second copy
+        return frame
     counts = np.concatenate(rows_per_input)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     take = (

@@ -453,47 +453,64 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             )
             entropy = store.entropy
 
-        # rows that need no search: already of the target class, or failed
-        quick = np.setdiff1d(np.arange(n), needing)
-        results = [
-            InstanceResult(
+        pieces, remaining = [], np.arange(n)
+        if store is not None:
+            pieces = store.load()
+            finished = [p.positions for p in pieces]
+            remaining = np.setdiff1d(remaining, np.concatenate([[], *finished]))
+        # rows that need no search (already of the target class, or the model
+        # failed on them) ride along with the searched rows around them, so
+        # that each piece covers consecutive rows
+        searched = np.intersect1d(needing, remaining)
+        quick = {
+            int(r): InstanceResult(
                 x0=encoded[r],
                 target=int(targets[r]),
                 status=STATUS_ERROR if r in failures else STATUS_ALREADY_TARGET,
                 message=failures.get(r),
             )
-            for r in quick
-        ]
-        pieces = [make_piece(results, quick, index[quick], self, with_states)]
-        if store is not None:
-            done = store.load()
-            pieces += done
-            finished = np.concatenate([p.positions for p in done] + [[]])
-            needing = np.setdiff1d(needing, finished.astype(np.intp))
-        seeds = [_instance_seed(entropy, encoded[r], targets[r]) for r in needing]
-        blocks = _blocks(needing.size, self.batch_size, effective_n_jobs(self.n_jobs))
+            for r in np.setdiff1d(remaining, searched)
+        }
+        seeds = [_instance_seed(entropy, encoded[r], targets[r]) for r in searched]
+        blocks = _blocks(searched.size, self.batch_size, effective_n_jobs(self.n_jobs))
         tasks = (
             delayed(_explain_block)(
                 shipment,
-                encoded[needing[block]],
-                targets[needing[block]],
+                encoded[searched[block]],
+                targets[searched[block]],
                 [seeds[k] for k in block],
                 self.errors,
             )
             for block in blocks
         )
-        with _progress(self.verbose, needing.size) as progress:
+        # each block's piece also takes the quick rows up to its last row
+        ends = [int(searched[block[-1]]) for block in blocks[:-1]] + [n]
+        with _progress(self.verbose, searched.size) as progress:
             parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-            for block, block_results in zip(blocks, parallel(tasks)):
-                rows = needing[block]
-                piece = make_piece(block_results, rows, index[rows], self, with_states)
-                pieces.append(piece)
-                if store is not None:
-                    store.save(piece)
-                progress.update(len(block_results))
+            for block, end, found in zip(blocks, ends, parallel(tasks)):
+                rows = {int(r): result for r, result in zip(searched[block], found)}
+                rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
+                pieces.append(self._piece(rows, index, with_states, store))
+                progress.update(len(found))
+        if quick or not pieces:  # quick rows after the last block; or no row
+            pieces.append(self._piece(quick, index, with_states, store))
         frame, states, details, finals = assemble(pieces, n, schema.n_features)
         _warn_about_errors(details)
         return X, frame, states, details, finals
+
+    def _piece(self, results, index, with_states, store):
+        """The output of ``{position: result}`` (saved to ``store``)."""
+        positions = np.array(sorted(results), dtype=np.intp)
+        piece = make_piece(
+            [results[r] for r in positions],
+            positions,
+            index[positions],
+            self,
+            with_states,
+        )
+        if store is not None and len(positions):
+            store.save(piece)
+        return piece
 
     def _decisions(self, encoded):
         """The model's decision (class index) on each row; ``-1`` where it

@@ -1,0 +1,138 @@
+"""Memory over the number of rows: the search's working memory stays flat.
+
+Explains N rejected rows of the synthetic credit problem (``make_credit_
+applicants``, six actions, a logistic-regression pipeline) with a small
+search budget on one core, for each N of ``--n-rows``, each in a fresh
+process. Prints the peak memory traced during ``explain`` (Python objects and
+NumPy buffers, ``tracemalloc``), the size of what it returns (the frame and
+the details), and their difference: the working memory of the search, which
+must not grow with N (the output, one row per step, of course does).
+
+    python benchmarks/bench_memory.py [--n-rows 500 5000]
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+from sklearn.compose import make_column_selector, make_column_transformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf.datasets import (
+    credit_actions,
+    credit_feature_graph,
+    make_credit_applicants,
+)
+
+MB = 2**20
+
+
+def measure(n_rows, population, generations, seed):
+    """Peak traced memory of one explain call, in a fresh process."""
+    applicants = make_credit_applicants(max(4 * n_rows, 2000), random_state=seed)
+    X, y = applicants.data, applicants.target
+    model = make_pipeline(
+        make_column_transformer(
+            (
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_include="category"),
+            ),
+            remainder=StandardScaler(),
+        ),
+        LogisticRegression(max_iter=1000),
+    ).fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:n_rows]
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=credit_actions(),
+        feature_graph=credit_feature_graph(),
+        population_size=population,
+        n_generations=generations,
+        n_jobs=1,
+        random_state=seed,
+    ).fit(X)
+    explainer.explain(rows.iloc[:2])  # warm up: imports and caches
+    tracemalloc.start()
+    start = time.perf_counter()
+    frame, details = explainer.explain(rows, return_details=True)
+    seconds = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    output = frame.memory_usage(deep=True).sum() + details.memory_usage(deep=True).sum()
+    return {
+        "rows": len(rows),
+        "frame rows": len(frame),
+        "peak MB": peak / MB,
+        "output MB": output / MB,
+        "seconds": seconds,
+    }
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-rows", type=int, nargs="+", default=[500, 5000])
+    parser.add_argument("--population-size", type=int, default=40)
+    parser.add_argument("--generations", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.child is not None:
+        print(
+            json.dumps(
+                measure(args.child, args.population_size, args.generations, args.seed)
+            )
+        )
+        return
+    print(
+        f"Synthetic credit problem, population {args.population_size}, "
+        f"{args.generations} generations, n_jobs=1, batch_size 32; each N in a "
+        "fresh process."
+    )
+    results = []
+    for n in args.n_rows:
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(n),
+                "--population-size",
+                str(args.population_size),
+                "--generations",
+                str(args.generations),
+                "--seed",
+                str(args.seed),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    table = pd.DataFrame(results)
+    table["working MB"] = table["peak MB"] - table["output MB"]
+    print()
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.1f}"))
+    growth = table["working MB"].iloc[-1] / table["working MB"].iloc[0]
+    print()
+    print(
+        f"Working memory (peak minus output) from {table['rows'].iloc[0]} to "
+        f"{table['rows'].iloc[-1]} rows: x{growth:.2f}"
+        f" ({'flat' if growth < 1.5 else 'GROWS'})."
+    )
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
