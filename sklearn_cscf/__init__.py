@@ -13,11 +13,13 @@ The public surface:
   paper's actions and graph, and a synthetic problem.
 - :func:`describe` and :func:`show`: the explanations as text, person by
   person, step by step.
+- :mod:`sklearn_cscf.metrics`: how good the explanations are (validity, cost,
+  length, diversity, time) and a scorer to tune the search with grid search.
 - :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
 - ``python -m sklearn_cscf``: the command-line demo.
 """
 
-from sklearn_cscf import datasets, plotting
+from sklearn_cscf import datasets, metrics, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
@@ -32,6 +34,7 @@ __all__ = [
     "__version__",
     "datasets",
     "describe",
+    "metrics",
     "plotting",
     "show",
 ]
