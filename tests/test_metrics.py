@@ -1,6 +1,10 @@
-"""sklearn_cscf.metrics: the metrics on hand-built frames and the scorer inside
-a real GridSearchCV."""
+"""sklearn_cscf.metrics: the metrics on hand-built frames, the scorer inside a
+real GridSearchCV and examples/tune_budget.py.
+"""
 
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -445,3 +449,47 @@ def test_a_fold_without_sequences_ranks_last_and_combined_stays_finite(
     assert results["rank_test_neg_mean_sequence_cost"].tolist() == [2, 1]
     assert np.isfinite(results["mean_test_combined"]).all()
     assert search.best_params_ == {"max_sequence_length": 3}
+
+
+# ---------------------------------------------------------------------- #
+# The example
+# ---------------------------------------------------------------------- #
+def run_tune_budget(cwd, *args, timeout=300):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "tune_budget.py"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_tune_budget_prints_the_table_and_the_choice(tmp_path):
+    completed = run_tune_budget(
+        tmp_path, "--quick", "--n-instances", "4", "--seed", "0", "--time-weight", "0"
+    )
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "mean least cost" in out and "validity" in out and "s / person" in out
+    chosen = re.search(r"Chosen: population_size=(\d+), n_generations=(\d+)", out)
+    assert chosen
+    table = pd.read_csv(tmp_path / "tune_budget.csv")
+    assert len(table) == 4  # the quick grid: two populations, two lengths
+    assert table["validity"].between(0, 1).all()
+    assert (table["s / person"] >= 0).all()
+    population, generations = (int(group) for group in chosen.groups())
+    best = table[(table["population"] == population)]
+    best = best[best["generations"] == generations]
+    assert best["rank"].tolist() == [1]
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--n-instances", "1"), ("--time-weight", "-1"), ("--n-jobs", "0")],
+)
+def test_tune_budget_rejects_bad_options(tmp_path, option, value):
+    completed = run_tune_budget(tmp_path, option, value, timeout=120)
+    assert completed.returncode == 2
+    assert option in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert not list(tmp_path.iterdir())

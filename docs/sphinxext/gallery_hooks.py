@@ -16,6 +16,7 @@ ORDER = [
     "german_credit.py",
     "your_own_data.py",
     "plotting_gallery.py",
+    "tune_budget.py",
 ]
 
 # The examples default to the paper's budget (population 500, 150
@@ -48,6 +49,8 @@ ARGV = {
         "--seed",
         "0",
     ],
+    # a tiny grid of four budgets, six people: a few seconds
+    "tune_budget.py": ["--quick", "--n-instances", "6", "--seed", "0"],
 }
 
 
