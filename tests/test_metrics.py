@@ -1,10 +1,12 @@
 """sklearn_cscf.metrics: the metrics on hand-built frames, the scorer inside a
-real GridSearchCV and examples/tune_budget.py.
+real GridSearchCV, the README's grid-search snippet and examples/tune_budget.py.
 """
 
+import io
 import re
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -452,8 +454,30 @@ def test_a_fold_without_sequences_ranks_last_and_combined_stays_finite(
 
 
 # ---------------------------------------------------------------------- #
-# The example
+# The README's snippet and the example
 # ---------------------------------------------------------------------- #
+README_MARKER = "<!-- tests/test_metrics.py runs this snippet -->"
+
+
+def readme_snippet():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert README_MARKER in text, "the README lost its grid-search snippet"
+    after = text.split(README_MARKER, 1)[1]
+    match = re.match(r"\s*```python\n(.*?)```", after, flags=re.S)
+    assert match, "the marker must come right before a python code block"
+    return match.group(1)
+
+
+def test_readme_grid_search_snippet_runs_as_written():
+    code = readme_snippet()
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {"__name__": "__readme__"})
+    # the snippet says what it prints, in a comment on the print line
+    expected = re.search(r"print\(.*\)\s*#\s*(.+)", code).group(1).strip()
+    assert printed.getvalue().strip() == expected
+
+
 def run_tune_budget(cwd, *args, timeout=300):
     return subprocess.run(
         [sys.executable, str(ROOT / "examples" / "tune_budget.py"), *args],
