@@ -362,33 +362,32 @@ def combined_score(
 # The scorer
 # ---------------------------------------------------------------------- #
 class ExplanationScorer:
-    """Scores an explainer on ``X`` with one ``explain`` call, for grid search.
+    """Scorer of an explainer on ``X``, all scores from one ``explain`` call.
 
     ``scorer(explainer, X, y=None)`` runs
     ``explainer.explain(X, return_details=True)`` once and computes, from
     that one result, the scores below (greater is better: cost, length and
     time are negated, as scikit-learn's ``neg_`` scores are):
 
-    ========================== ==========================================
-    ``"validity"``             :func:`validity`
-    ``"neg_mean_sequence_cost"`` minus :func:`mean_sequence_cost`
-    ``"neg_mean_sequence_length"`` minus :func:`mean_sequence_length`
-    ``"diversity"``            :func:`diversity` (distinct plans per row)
-    ``"neg_seconds_per_row"``  minus :func:`seconds_per_row`
-    ``"combined"``             :func:`combined_score` with this scorer's
-                               weights and scales
-    ========================== ==========================================
+    - ``"validity"``: :func:`validity`;
+    - ``"neg_mean_sequence_cost"``: minus :func:`mean_sequence_cost`;
+    - ``"neg_mean_sequence_length"``: minus :func:`mean_sequence_length`;
+    - ``"diversity"``: :func:`diversity`, the distinct plans per solved row;
+    - ``"neg_seconds_per_row"``: minus :func:`seconds_per_row`;
+    - ``"combined"``: :func:`combined_score` with this scorer's weights and
+      scales.
 
     Passed as ``scoring=`` to
     :class:`~sklearn.model_selection.GridSearchCV`, a scorer of several scores
     fills ``cv_results_`` with ``mean_test_<name>`` for each; ``refit=`` names
-    the one that picks ``best_params_``, ``"combined"`` to trade validity for
-    cost (and time). Each score separately (``scoring={"a": ExplanationScorer
-    ("a"), ...}``) would run the search once per score.
+    the one that picks ``best_params_``: ``"combined"`` trades validity for
+    cost (and time). A dict of single-score scorers (``scoring={"validity":
+    ExplanationScorer("validity"), ...}``) would run the search once per
+    score.
 
-    When a fold solves none of its rows, the cost and the length are
-    infinite (minus infinity as scores): scikit-learn ranks the candidate
-    last on them and warns that a score is not finite. ``"validity"``,
+    When a fold solves none of its rows, its cost and length are infinite
+    (minus infinity as scores): scikit-learn ranks the candidate last on
+    them and warns that a score is not finite. ``"validity"``,
     ``"diversity"`` and ``"combined"`` are always finite.
 
     Parameters
@@ -425,20 +424,22 @@ class ExplanationScorer:
     >>> model = LogisticRegression().fit(X, y)
     >>> explainer = SequentialCounterfactualExplainer(
     ...     FrozenEstimator(model),
-    ...     actions=[Action("earn_more", "income", direction="increase",
+    ...     actions=[Action("earn_more", "income", values=(0, 200),
+    ...                     direction="increase",
     ...                     cost=lambda b, a: (a["income"] - b["income"]) / 10),
-    ...              Action("pay_debt", "debt", direction="decrease",
+    ...              Action("pay_debt", "debt", values=(0, 50),
+    ...                     direction="decrease",
     ...                     cost=lambda b, a: (b["debt"] - a["debt"]) / 10)],
     ...     n_generations=5, random_state=0,
     ... )
     >>> search = GridSearchCV(
-    ...     explainer, {"population_size": [4, 20]}, cv=2,
+    ...     explainer, {"population_size": [2, 4, 20]}, cv=2,
     ...     scoring=ExplanationScorer(cost_scale=5.0), refit="combined",
     ... ).fit(X[model.predict(X) == 0].head(6))
     >>> search.best_params_
     {'population_size': 20}
     >>> search.cv_results_["mean_test_validity"].round(2).tolist()
-    [0.5, 0.67]
+    [0.67, 1.0, 1.0]
     """
 
     def __init__(
