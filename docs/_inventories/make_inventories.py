@@ -194,7 +194,7 @@ PROJECTS = {
             ),
             *_api(
                 "sklearn.model_selection",
-                ["GridSearchCV"],
+                ["GridSearchCV", "PredefinedSplit"],
                 "py:class",
                 "modules/generated/{}.html",
             ),
