@@ -270,7 +270,7 @@ def seconds_per_row(details):
     0.5
     """
     _check_details(details)
-    needing = (details["status"].astype(object) != _ALREADY_TARGET).to_numpy(bool)
+    needing = _statuses(details) != _ALREADY_TARGET
     if not needing.any():
         return 0.0
     seconds = details["total_seconds"].to_numpy(dtype=float)
@@ -567,12 +567,12 @@ def _instances(explanations, columns=()):
     pairwise Jaccard distance); NaN for a row that was not solved.
     """
     frame = _check_frame(explanations, ("instance", "status", *columns))
-    status = frame["status"].astype(object)
+    status = _statuses(frame)
     codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
     first = np.unique(codes, return_index=True)[1]
     rows = pd.DataFrame(index=pd.RangeIndex(len(labels)))
-    rows["needs"] = (status.to_numpy()[first] != _ALREADY_TARGET).astype(bool)
-    ok = (status == _OK).to_numpy(dtype=bool)
+    rows["needs"] = status[first] != _ALREADY_TARGET
+    ok = status == _OK
     solved = np.zeros(len(labels), dtype=bool)
     solved[codes[ok]] = True
     rows["solved"] = solved
@@ -613,6 +613,12 @@ def _instances(explanations, columns=()):
             {c: _mean_jaccard_distance(s) for c, s in distinct.items()}, dtype=float
         )
     return rows
+
+
+def _statuses(frame):
+    """The status column as an array of text; a missing status is ``""``
+    (a row needing recourse without a sequence)."""
+    return frame["status"].astype("string").fillna("").to_numpy(dtype=object)
 
 
 def _mean_jaccard_distance(sets):

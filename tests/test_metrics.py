@@ -132,6 +132,15 @@ def test_an_error_status_is_a_failure():
     assert mean_sequence_cost(explanations) == 1.0
 
 
+def test_a_missing_status_is_a_failure():
+    explanations = frame((0, [(1.0, ["a"])]), (1, "no_counterfactual"))
+    explanations["status"] = pd.array(["ok", pd.NA], dtype="string")
+    assert validity(explanations) == 0.5
+    rows = details(("ok", 1.0), ("ok", 2.0))
+    rows["status"] = pd.array([pd.NA, "already_target"], dtype="string")
+    assert seconds_per_row(rows) == 3.0
+
+
 def test_cost_and_length_of_each_least_cost_sequence():
     # instance 10: 2.0 (2 steps); instance 12: 1.0 (1 step)
     assert mean_sequence_cost(MIXED) == pytest.approx(1.5)
