@@ -84,6 +84,7 @@ def main():
             feature_graph=feature_graph,
             population_size=100,
             n_generations=30,
+            all_orders=True,  # every optimal order, not only the cheapest
             random_state=0,
         ).fit(known)
         steps = explainer.explain(person)

@@ -22,10 +22,21 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import build_details, build_frame, build_states
-from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK
+from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK, compact
 
 CHECKPOINT_VERSION = 1
 MANIFEST = "manifest.json"
+
+
+@dataclass
+class Output:
+    """How results become output rows."""
+
+    schema: object  # FeatureSchema
+    actions: list  # CompiledAction
+    classes: np.ndarray
+    max_plans: int | None = None
+    all_orders: bool = True
 
 
 @dataclass
@@ -41,12 +52,17 @@ class Piece:
     finals: np.ndarray  # (n, d) encoded: the state transform reports
 
 
-def make_piece(results, positions, labels, explainer, with_states):
-    """The :class:`Piece` of ``results`` (rows ``positions`` of the input)."""
-    schema = explainer._schema
-    frame = build_frame(
-        results, labels, schema, explainer._compiled_actions, explainer.classes_
-    )
+def make_piece(results, positions, labels, output, with_states):
+    """The :class:`Piece` of ``results`` (rows ``positions`` of the input).
+
+    ``output`` says how: its ``schema``, ``actions``, ``classes``, and which
+    sequences to show (``max_plans``, ``all_orders``; the details count every
+    sequence found).
+    """
+    schema = output.schema
+    details = build_details(results, labels)
+    results = [compact(r, output.max_plans, output.all_orders) for r in results]
+    frame = build_frame(results, labels, schema, output.actions, output.classes)
     states = states_rows = None
     if with_states:
         states = build_states(results, labels, schema)
@@ -69,7 +85,7 @@ def make_piece(results, positions, labels, explainer, with_states):
         ),
         states=states,
         states_rows=states_rows,
-        details=build_details(results, labels),
+        details=details,
         finals=finals,
     )
 

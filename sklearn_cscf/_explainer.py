@@ -23,7 +23,13 @@ from sklearn.utils.validation import (
 )
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import Checkpoint, assemble, fingerprint, make_piece
+from sklearn_cscf._batches import (
+    Checkpoint,
+    Output,
+    assemble,
+    fingerprint,
+    make_piece,
+)
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._model import ClassTarget, ModelAdapter
 from sklearn_cscf._objectives import default_objectives
@@ -98,6 +104,15 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         This goes beyond the paper: random keys only approach a range end or
         the model's decision threshold. ``False`` reports the search's front
         as the paper does.
+    max_plans : int or None, default=5
+        Report at most this many plans (sets of actions) per row: the
+        cheapest, then one after another the plan whose actions differ most
+        from those reported (the cheaper on a tie). ``None`` reports every
+        plan found.
+    all_orders : bool, default=False
+        Report every Pareto-optimal order of a reported plan; ``False``
+        reports its cheapest order only. ``max_plans=None, all_orders=True``
+        gives the whole Pareto set, as the paper does.
     errors : {"warn", "raise"}, default="warn"
         What happens when something raises while a row is explained (an
         action's callable, a tau, the model): ``"warn"`` gives that row the
@@ -193,6 +208,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "refine": ["boolean"],
         "errors": [StrOptions({"warn", "raise"})],
+        "max_plans": [Interval(Integral, 1, None, closed="left"), None],
+        "all_orders": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -215,6 +232,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         max_sequence_length=None,
         n_iter_no_change=None,
         refine=True,
+        max_plans=5,
+        all_orders=False,
         errors="warn",
         batch_size=32,
         n_jobs=None,
@@ -234,6 +253,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.max_sequence_length = max_sequence_length
         self.n_iter_no_change = n_iter_no_change
         self.refine = refine
+        self.max_plans = max_plans
+        self.all_orders = all_orders
         self.errors = errors
         self.batch_size = batch_size
         self.n_jobs = n_jobs
@@ -311,7 +332,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if y is None:
             raise ValueError(
                 "y is required in fit when the estimator is None or not fitted "
-                "yet; pass fit(X, y) or a fitted estimator."
+                "yet; pass fit(X, y) or a fitted estimator. Inside GridSearchCV "
+                "or cross_validate, which clone the explainer (a clone of a "
+                "fitted model is unfitted), wrap the fitted model in "
+                "sklearn.frozen.FrozenEstimator to keep it as it is."
             )
         if estimator is None:
             estimator = _default_estimator(schema, self.random_state)
@@ -443,6 +467,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             targets = np.full(n, self._target_index)
         needing = np.flatnonzero((predicted >= 0) & (predicted != targets))
         shipment = Shipment(self._problem())
+        output = Output(
+            schema,
+            self._compiled_actions,
+            self.classes_,
+            self.max_plans,
+            self.all_orders,
+        )
         entropy = _base_entropy(self.random_state)
         store = None
         if checkpoint is not None:
@@ -490,22 +521,22 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             for block, end, found in zip(blocks, ends, parallel(tasks)):
                 rows = {int(r): result for r, result in zip(searched[block], found)}
                 rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
-                pieces.append(self._piece(rows, index, with_states, store))
+                pieces.append(self._piece(rows, index, output, with_states, store))
                 progress.update(len(found))
         if quick or not pieces:  # quick rows after the last block; or no row
-            pieces.append(self._piece(quick, index, with_states, store))
+            pieces.append(self._piece(quick, index, output, with_states, store))
         frame, states, details, finals = assemble(pieces, n, schema.n_features)
         _warn_about_errors(details)
         return X, frame, states, details, finals
 
-    def _piece(self, results, index, with_states, store):
+    def _piece(self, results, index, output, with_states, store):
         """The output of ``{position: result}`` (saved to ``store``)."""
         positions = np.array(sorted(results), dtype=np.intp)
         piece = make_piece(
             [results[r] for r in positions],
             positions,
             index[positions],
-            self,
+            output,
             with_states,
         )
         if store is not None and len(positions):
@@ -642,8 +673,16 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         """Share of the rows needing recourse for which a sequence was found.
 
         Rows already classified as the target class do not count; when no row
-        needs recourse the score is 1.0. Higher is better, so the explainer's
-        parameters can be tuned with ``GridSearchCV``.
+        needs recourse the score is 1.0. This is
+        :func:`sklearn_cscf.metrics.validity` of ``explain(X)``, and it runs
+        the search like :meth:`explain`.
+
+        As ``GridSearchCV``'s default scoring it tells candidates apart only
+        where some fail to find a sequence: once every candidate finds one for
+        every row they all score 1.0 and ``best_params_`` is the first. To
+        choose by the cost of the sequences too, pass
+        ``scoring=sklearn_cscf.metrics.ExplanationScorer()`` and
+        ``refit="combined"``.
 
         Parameters
         ----------
@@ -657,6 +696,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         float
             The share of rows needing recourse that got a sequence, in
             ``[0, 1]``.
+
+        See Also
+        --------
+        sklearn_cscf.metrics.ExplanationScorer : Validity, cost, length,
+            diversity and search time from one explain call, for grid search.
         """
         _, _, _, details, _ = self._run(X)
         statuses = details["status"][details["status"] != STATUS_ALREADY_TARGET]

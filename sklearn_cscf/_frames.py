@@ -5,7 +5,7 @@ from dataclasses import asdict, fields
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._result import STATUS_OK, Diagnostics
+from sklearn_cscf._result import STATUS_OK, Diagnostics, plan_ids
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 
@@ -32,16 +32,6 @@ COLUMNS = {
     "status": "string",
     "message": "string",  # what failed, for status "error"
 }
-
-
-def plan_ids(order, lengths):
-    """Plan of each solution: solutions using the same set of actions (in any
-    order) share a plan; plans are numbered by their first solution."""
-    plans, ids = {}, []
-    for s in range(order.shape[0]):
-        key = frozenset(order[s, : lengths[s]].tolist())
-        ids.append(plans.setdefault(key, len(plans)))
-    return ids
 
 
 def display_value(schema, j, value):

@@ -6,7 +6,7 @@ values by name) and the instance's diagnostics, so formatting needs neither a
 second simulation nor a second model pass.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -71,3 +71,79 @@ class InstanceResult:
 
     def final_state(self, solution=0):
         return self.states[solution, self.lengths[solution]]
+
+    def take(self, rows):
+        """The result keeping only sequences ``rows`` (in that order)."""
+        if self.order is None:
+            return self
+        return replace(
+            self,
+            order=self.order[rows],
+            lengths=self.lengths[rows],
+            effort=self.effort[rows],
+            discount=self.discount[rows],
+            step_cost=self.step_cost[rows],
+            states=self.states[rows],
+            step_score=self.step_score[rows],
+            objectives={name: values[rows] for name, values in self.objectives.items()},
+        )
+
+
+def plan_ids(order, lengths):
+    """Plan of each sequence: sequences using the same set of actions (in any
+    order) share a plan; plans are numbered by their first sequence."""
+    plans, ids = {}, []
+    for s in range(order.shape[0]):
+        key = frozenset(order[s, : lengths[s]].tolist())
+        ids.append(plans.setdefault(key, len(plans)))
+    return np.array(ids, dtype=np.intp)
+
+
+def compact(result, max_plans=None, all_orders=True):
+    """The sequences of a result worth showing.
+
+    Parameters
+    ----------
+    result : InstanceResult
+        Its sequences sorted by cost, cheapest first.
+    max_plans : int, default=None
+        Keep at most this many plans (sets of actions): the cheapest, then
+        one after another the plan whose actions differ most (Jaccard
+        distance) from those kept, the cheaper one on a tie. ``None`` keeps
+        every plan.
+    all_orders : bool, default=True
+        Keep every order of a kept plan; ``False`` keeps its cheapest.
+
+    Returns
+    -------
+    InstanceResult
+        The kept sequences, in their order of cost.
+    """
+    if result.order is None or (max_plans is None and all_orders):
+        return result
+    plans = plan_ids(result.order, result.lengths)
+    n_plans = int(plans.max()) + 1
+    kept = np.arange(n_plans)
+    if max_plans is not None and n_plans > max_plans:
+        firsts = [np.flatnonzero(plans == p)[0] for p in range(n_plans)]
+        sets = [set(result.order[s, : result.lengths[s]].tolist()) for s in firsts]
+        chosen = [0]
+        while len(chosen) < max_plans:
+            spread = [
+                -1.0 if p in chosen else min(_jaccard(sets[p], sets[c]) for c in chosen)
+                for p in range(n_plans)
+            ]
+            chosen.append(int(np.argmax(spread)))  # first (cheapest) on a tie
+        kept = np.sort(chosen)
+    keep = np.isin(plans, kept)
+    if not all_orders:
+        first = np.zeros(plans.shape[0], dtype=bool)
+        first[[np.flatnonzero(plans == p)[0] for p in kept]] = True
+        keep &= first
+    return result.take(np.flatnonzero(keep))
+
+
+def _jaccard(a, b):
+    """Jaccard distance between two sets of actions."""
+    union = len(a | b)
+    return 1.0 - len(a & b) / union if union else 0.0
