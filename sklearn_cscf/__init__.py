@@ -12,7 +12,7 @@ The public surface:
 - :mod:`sklearn_cscf.datasets`: the UCI Adult and German Credit data with the
   paper's actions and graph, and a synthetic problem.
 - :func:`describe` and :func:`show`: the explanations as text, person by
-  person, step by step.
+  person, step by step; :func:`read_explanations` reads a saved frame back.
 - :mod:`sklearn_cscf.metrics`: how good the explanations are (validity, cost,
   length, diversity, time) and a scorer to tune the search with grid search.
 - :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
@@ -23,7 +23,7 @@ from sklearn_cscf import datasets, metrics, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
-from sklearn_cscf.reporting import describe, show
+from sklearn_cscf.reporting import describe, read_explanations, show
 
 __version__ = "0.1.0.dev0"
 
@@ -36,5 +36,6 @@ __all__ = [
     "describe",
     "metrics",
     "plotting",
+    "read_explanations",
     "show",
 ]

@@ -1,5 +1,6 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
+import copy
 import hashlib
 import warnings
 from numbers import Integral, Real
@@ -429,14 +430,26 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             n_iter_no_change=self.n_iter_no_change,
         )
 
-    def _problem(self):
+    def _compiled_for(self, X):
+        """The schema, actions and graph to explain ``X`` with: those of
+        ``fit``, or copies that also know the categories ``X`` brings."""
+        unseen = self._schema.unseen_categories(X)
+        if not unseen:
+            return self._schema, self._compiled_actions, self._compiled_graph
+        schema = copy.deepcopy(self._schema)
+        for j, labels in unseen.items():
+            for label in labels:
+                schema.add_category(j, label)
+        actions = [CompiledAction(a.action, schema) for a in self._compiled_actions]
+        return schema, actions, CompiledGraph(self.feature_graph, schema, actions)
+
+    def _problem(self, schema, actions, graph):
         """What every instance's search shares."""
-        schema = self._schema
         return Problem(
             schema=schema,
-            actions=self._compiled_actions,
-            graph=self._compiled_graph,
-            objectives=default_objectives(schema, self._compiled_actions),
+            actions=actions,
+            graph=graph,
+            objectives=default_objectives(schema, actions),
             target=ClassTarget(self.uses_predict_),
             settings=self._settings(),
             estimator=self.estimator_,
@@ -449,27 +462,27 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         """Explain every row of ``X``: the output frames and, per row, the
         encoded state ``transform`` reports.
 
-        Returns ``(X, frame, states, details, finals)``.
+        Returns ``(X, frame, states, details, finals, schema)``.
         """
         check_is_fitted(self)
         X = _as_2d(X)
-        schema = self._schema
-        _check_like_fit(X, schema)
+        _check_like_fit(X, self._schema)
         validate_data(self, X, skip_check_array=True, reset=False)
+        schema, actions, graph = self._compiled_for(X)
         encoded = schema.encode(X)
         _check_finite(encoded, schema, _estimator_allows_nan(self.estimator_))
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
         n = encoded.shape[0]
-        predicted, failures = self._decisions(encoded)
+        predicted, failures = self._decisions(encoded, schema)
         if self._target_index is None:  # "opposite"; unknown where it failed
             targets = np.where(predicted >= 0, 1 - predicted, -1)
         else:
             targets = np.full(n, self._target_index)
         needing = np.flatnonzero((predicted >= 0) & (predicted != targets))
-        shipment = Shipment(self._problem())
+        shipment = Shipment(self._problem(schema, actions, graph))
         output = Output(
             schema,
-            self._compiled_actions,
+            actions,
             self.classes_,
             self.max_plans,
             self.all_orders,
@@ -527,7 +540,23 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             pieces.append(self._piece(quick, index, output, with_states, store))
         frame, states, details, finals = assemble(pieces, n, schema.n_features)
         _warn_about_errors(details)
-        return X, frame, states, details, finals
+        # one accepted row is common; several and nothing else hints at a
+        # wrong target class
+        if n > 1 and (details["status"] == STATUS_ALREADY_TARGET).all():
+            named = (
+                "the positive class" if self.target_class is None else "target_class"
+            )
+            labels = sorted({str(self.classes_[t]) for t in targets})
+            warnings.warn(
+                f"Every row of X is already of the target class "
+                f"{', '.join(map(repr, labels))}: nothing to explain. Is that "
+                f"the class to reach? It is {named} (target_class="
+                f"{self.target_class!r}); the model's classes are "
+                f"{self.classes_.tolist()}.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return X, frame, states, details, finals, schema
 
     def _piece(self, results, index, output, with_states, store):
         """The output of ``{position: result}`` (saved to ``store``)."""
@@ -543,10 +572,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             store.save(piece)
         return piece
 
-    def _decisions(self, encoded):
+    def _decisions(self, encoded, schema):
         """The model's decision (class index) on each row; ``-1`` where it
         raised, with the message (``{row: message}``)."""
-        schema = self._schema
         model = ModelAdapter(self.estimator_, schema, self.classes_)
         if encoded.shape[0] == 0:
             return np.empty(0, dtype=np.intp), {}
@@ -622,7 +650,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             again, and the output is the same as an uninterrupted run's. A
             directory holding another run's results is refused.
         """
-        _, frame, states, details, _ = self._run(
+        _, frame, states, details, _, _ = self._run(
             X, with_states=return_states, checkpoint=checkpoint
         )
         out = [frame]
@@ -649,9 +677,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             RangeIndex for an array): the row itself where it is already of
             the target class, NaN where no sequence was found.
         """
-        X, _, _, _, finals = self._run(X)
+        X, _, _, _, finals, schema = self._run(X)
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        return self._schema.to_frame(finals, index=index)
+        return schema.to_frame(finals, index=index)
 
     def get_feature_names_out(self, input_features=None):
         """Get the names of the columns of :meth:`transform`: the input features.
@@ -668,6 +696,31 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return _check_feature_names_in(self, input_features)
+
+    def fit_transform(self, X, y=None):
+        """Fit on ``X``, then return :meth:`transform` of the same ``X``.
+
+        ``fit`` learns each feature's range and categories (the Gower scale,
+        the default value spaces) from ``X``. Fitted on the rows to explain,
+        say only rejected people, those ranges are theirs alone: the search
+        then cannot suggest values only accepted people have. When the rows
+        to explain are not the training data, fit on the training data and
+        call ``transform`` on the rows.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Rows to learn from and to explain.
+        y : array-like of shape (n_samples,), default=None
+            Labels; only needed when ``estimator`` is ``None`` or unfitted.
+
+        Returns
+        -------
+        DataFrame
+            The final state of each row's least-cost sequence, as in
+            :meth:`transform`.
+        """
+        return self.fit(X, y).transform(X)
 
     def score(self, X, y=None):
         """Share of the rows needing recourse for which a sequence was found.
@@ -702,7 +755,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         sklearn_cscf.metrics.ExplanationScorer : Validity, cost, length,
             diversity and search time from one explain call, for grid search.
         """
-        _, _, _, details, _ = self._run(X)
+        _, _, _, details, _, _ = self._run(X)
         statuses = details["status"][details["status"] != STATUS_ALREADY_TARGET]
         if statuses.empty:
             return 1.0

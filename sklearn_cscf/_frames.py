@@ -9,15 +9,19 @@ from sklearn_cscf._result import STATUS_OK, Diagnostics, plan_ids
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 
+# text columns: pandas' string dtype with Python storage, whatever else is
+# installed (pyarrow storage changes what groupby aggregations return)
+TEXT = pd.StringDtype("python")
+
 COLUMNS = {
     "instance": None,  # dtype of the index of X
     "plan": "Int64",
     "solution": "Int64",
     "step": "Int64",
-    "action": "string",
+    "action": TEXT,
     "feature": None,  # text, or the integer positions of array columns
-    "old_value": "string",
-    "new_value": "string",
+    "old_value": TEXT,
+    "new_value": TEXT,
     "old_number": float,
     "new_number": float,
     "effort": float,
@@ -29,8 +33,8 @@ COLUMNS = {
     "gower_distance": float,
     "length": "Int64",
     "target_class": None,  # dtype of the classes
-    "status": "string",
-    "message": "string",  # what failed, for status "error"
+    "status": TEXT,
+    "message": TEXT,  # what failed, for status "error"
 }
 
 
@@ -120,7 +124,7 @@ def _label_dtype(labels):
     if labels.dtype.kind in "iu":
         unsigned = "U" if labels.dtype.kind == "u" else ""
         return f"{unsigned}Int{labels.dtype.itemsize * 8}"
-    return labels.dtype if labels.dtype.kind == "f" else "string"
+    return labels.dtype if labels.dtype.kind == "f" else TEXT
 
 
 def build_states(results, index, schema):
@@ -155,4 +159,4 @@ def build_details(results, index):
     columns = ["instance", "status", "n_solutions", *DIAGNOSTICS, "message"]
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
-    return frame.astype({"status": "string", "message": "string"})
+    return frame.astype({"status": TEXT, "message": "string"})

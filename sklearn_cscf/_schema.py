@@ -204,6 +204,20 @@ class FeatureSchema:
             self.categories[j].append(label)
             self._refresh_lookups()
 
+    def unseen_categories(self, X):
+        """``{j: labels}`` of the categories in ``X`` not known from ``fit``."""
+        unseen = {}
+        for j in np.flatnonzero(self.is_categorical):
+            column = X.iloc[:, j] if isinstance(X, pd.DataFrame) else X[:, j]
+            labels = pd.unique(np.asarray(column, dtype=object))
+            labels = [v for v in labels if not _is_missing(v) and v is not pd.NA]
+            if labels:
+                known = self._lookup[j].get_indexer(np.asarray(labels, dtype=object))
+                new = [v for v, code in zip(labels, known) if code < 0]
+                if new:
+                    unseen[int(j)] = new
+        return unseen
+
     def encode_labels(self, j, labels, *, what):
         """Codes (float; -1 for a missing value) of labels of categorical ``j``."""
         labels = np.asarray(labels, dtype=object).ravel()

@@ -4,6 +4,8 @@
   profile, the probability of the target class now, its cheapest plans step by
   step with their consequences), as a string.
 - :func:`show`: prints it.
+- :func:`read_explanations`: reads back a frame saved with ``to_csv``, with
+  its column types.
 """
 
 import textwrap
@@ -13,9 +15,9 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import COLUMNS
+from sklearn_cscf._frames import COLUMNS, TEXT
 
-__all__ = ["describe", "show"]
+__all__ = ["describe", "read_explanations", "show"]
 
 # the columns of explain's frame that the text needs: not the typed numbers
 # (the values as text stand in) nor the target class (target_name does)
@@ -517,3 +519,75 @@ def _state_lookup(states, labels):
         return pd.Series(values, index=features)
 
     return path
+
+
+# text columns of the frame; the whole numbers among the others
+_TEXT = ("action", "old_value", "new_value", "status", "message")
+_WHOLE = ("plan", "solution", "step", "length")
+
+
+def read_explanations(path, **kwargs):
+    """Read an explanations frame saved with ``to_csv(index=False)``.
+
+    A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
+    text values that look like numbers become numbers, ``"NA"`` becomes a
+    missing value and the whole-number columns become floats. This restores
+    the types of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`'s
+    frame: text columns as ``string`` (only an empty field is missing),
+    ``plan``, ``solution``, ``step`` and ``length`` as ``Int64``, the numbers as
+    ``float64``, and ``feature``, ``target_class`` and ``instance`` as whole
+    numbers where they only hold whole numbers (``instance`` as ``int64``),
+    text otherwise. (A parquet
+    file, ``to_parquet``, keeps every type by itself.)
+
+    Parameters
+    ----------
+    path : str, path-like or file-like
+        The CSV file.
+    **kwargs : dict
+        Passed on to :func:`pandas.read_csv` (e.g. ``sep``).
+
+    Returns
+    -------
+    DataFrame
+        The explanations frame.
+
+    See Also
+    --------
+    describe : The per-person text of a frame.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"instance": [7], "status": ["ok"], "step": [1],
+    ...                       "old_value": ["NA"], "new_value": ["007"]})
+    >>> back = read_explanations(io.StringIO(frame.to_csv(index=False)))
+    >>> back[["old_value", "new_value"]].iloc[0].tolist()
+    ['NA', '007']
+    >>> str(back["step"].dtype)
+    'Int64'
+    """
+    frame = pd.read_csv(
+        path, dtype=TEXT, keep_default_na=False, na_values=[""], **kwargs
+    )
+    for name in frame.columns:
+        if name in _TEXT:
+            continue
+        if name in _WHOLE:
+            frame[name] = pd.to_numeric(frame[name]).astype("Int64")
+        elif name in ("feature", "target_class", "instance"):
+            frame[name] = _labels(frame[name], nullable=name != "instance")
+        else:
+            frame[name] = pd.to_numeric(frame[name]).astype(float)
+    return frame
+
+
+def _labels(column, nullable=True):
+    """Whole numbers where every value is one, else the text."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.isna().equals(column.isna()) and (numbers.dropna() % 1 == 0).all():
+        if not nullable and not numbers.isna().any():
+            return numbers.astype("int64")
+        return numbers.astype("Int64")
+    return column

@@ -228,7 +228,7 @@ def test_statuses_and_one_row_per_unexplained_instance(
     frame = worked_without_location.explain(three_statuses)
 
     assert set(frame["instance"]) == {"in_germany", "in_us", "accepted"}
-    status = frame.groupby("instance")["status"].agg(set)
+    status = {label: set(s) for label, s in frame.groupby("instance")["status"]}
     assert status["in_germany"] == {"no_counterfactual"}
     assert status["in_us"] == {"ok"}
     assert status["accepted"] == {"already_target"}
@@ -325,6 +325,7 @@ def test_gower_distance_and_target_proba_match_states(
     assert (credit_model.predict(finals) == "good").all()
 
 
+@pytest.mark.filterwarnings("ignore:Every row of X is already")
 @pytest.mark.parametrize("index", ["default", "strings"])
 def test_dtypes_do_not_depend_on_the_batch(
     credit_fitted, credit_rejected, credit_accepted, index
@@ -727,6 +728,7 @@ def test_transform_is_the_least_cost_final_state(
                 assert out.loc[label, f] == expected[f]
 
 
+@pytest.mark.filterwarnings("ignore:Every row of X is already")
 def test_score_is_the_share_found(
     credit_fitted, credit_batch, credit_result, credit_accepted
 ):
@@ -1206,11 +1208,22 @@ def test_methods_before_fit(method, credit_model, credit_actions, credit_rejecte
         getattr(explainer, method)(credit_rejected)
 
 
-def test_unseen_category_in_explain(credit_fitted, credit_rejected):
+def test_an_unseen_category_the_model_rejects_marks_only_its_row(
+    credit_data, credit_actions, credit_rejected, credit_pipeline
+):
+    X, y = credit_data
+    strict = credit_pipeline
+    strict.set_params(columntransformer__categories__handle_unknown="error")
+    strict.fit(X, y)
+    explainer = credit_explainer(strict, credit_actions).fit(X)
     rows = credit_rejected.iloc[:2].copy()
-    rows["housing"] = ["castle", "rent"]
-    with pytest.raises(ValueError, match="castle"):
-        credit_fitted.explain(rows)
+    rows["housing"] = ["castle", rows["housing"].iloc[1]]
+    with pytest.warns(UserWarning, match="1 of 2 rows"):
+        frame = explainer.explain(rows)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert status.iloc[0] == "error" and status.iloc[1] != "error"
+    message = frame.loc[frame["instance"] == rows.index[0], "message"].iloc[0]
+    assert "castle" in message
 
 
 @pytest.mark.filterwarnings("ignore:X does not have valid feature names")
