@@ -15,6 +15,9 @@ The public surface:
   person, step by step; :func:`read_explanations` reads a saved frame back.
 - :mod:`sklearn_cscf.metrics`: how good the explanations are (validity, cost,
   length, diversity, time) and a scorer to tune the search with grid search.
+- :func:`choose_plan` and :func:`summarize_recourse`: one plan per person
+  (the knee of the front, weights, or the cheapest), and what the chosen
+  plans of many people have in common.
 - :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
 - ``python -m sklearn_cscf``: the command-line demo.
 """
@@ -24,6 +27,7 @@ from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
 from sklearn_cscf.reporting import describe, read_explanations, show
+from sklearn_cscf.selection import choose_plan, summarize_recourse
 
 __version__ = "0.1.0.dev0"
 
@@ -32,10 +36,12 @@ __all__ = [
     "FeatureGraph",
     "SequentialCounterfactualExplainer",
     "__version__",
+    "choose_plan",
     "datasets",
     "describe",
     "metrics",
     "plotting",
     "read_explanations",
     "show",
+    "summarize_recourse",
 ]
