@@ -12,7 +12,13 @@ For one instance:
 - :func:`plot_target_probability`: the target probability along the cheapest
   plans, step by step, against the decision threshold.
 - :func:`plot_pareto_front`: the Pareto-optimal sequences by sequence cost and
-  Gower distance.
+  Gower distance (``highlight=`` marks the one :func:`~sklearn_cscf.choose_plan`
+  chose).
+
+Across the plans chosen for many instances:
+
+- :func:`plot_recourse_summary`: how often each action appears in the chosen
+  plans, as the first step or later (DiCE's feature importance, per action).
 
 :func:`action_colors` gives each action the colour the plots use for it. Every
 plot takes ``ax=`` and returns the matplotlib Axes; matplotlib is imported
@@ -31,6 +37,7 @@ __all__ = [
     "plot_action_flow",
     "plot_pareto_front",
     "plot_probability_by_step",
+    "plot_recourse_summary",
     "plot_target_probability",
 ]
 
@@ -48,6 +55,13 @@ _GOWER_LABEL = (
     "(0 = unchanged,\n1 = every feature maximally changed)"
 )
 _COST_LABEL = "sequence cost (sum over the steps of effort × discount)"
+_PARETO_Y = {
+    "gower_distance": _GOWER_LABEL,
+    "target_proba": "target probability after the last step\n(higher: farther past "
+    "the decision threshold)",
+}
+_CHOSEN_COLOR = "#d62728"
+_CHOSEN_SIZE = 15.0  # diameter of the ring round the chosen sequence, in points
 # the legend sits outside the axes, so that it never covers a line or a label
 _LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
 
@@ -428,10 +442,16 @@ def _layout_class():
 
         zorder = 2.5  # after the lines and markers, before the texts
 
-        def __init__(self, labels, *, points=(), lines=(), candidates=None, pad=1.5):
+        def __init__(
+            self, labels, *, points=(), lines=(), candidates=None, pad=1.5, sizes=None
+        ):
             super().__init__()
             self.labels = list(labels)
             self.points = np.asarray(points, dtype=float).reshape(-1, 2)
+            # half the width of the marker at each point, in points
+            self.sizes = np.full(len(self.points), 3.0)
+            if sizes is not None:
+                self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
             self.lines = list(lines)
             self.candidates = candidates or _candidates()
             self.pad = pad  # points around each label kept free
@@ -444,9 +464,11 @@ def _layout_class():
             pixels = renderer.points_to_pixels(1.0)
             frame = np.asarray(ax.bbox.extents)
             points = ax.transData.transform(self.points) if len(self.points) else []
-            marker = 3.0 * pixels  # half a marker of size 6
             markers = np.array(
-                [[x - marker, y - marker, x + marker, y + marker] for x, y in points]
+                [
+                    [x - r * pixels, y - r * pixels, x + r * pixels, y + r * pixels]
+                    for (x, y), r in zip(points, self.sizes)
+                ]
             ).reshape(-1, 4)
             pieces = _line_samples(self.lines, 3.0 * pixels)
             placed = np.zeros((0, 4))
@@ -1137,18 +1159,63 @@ def plot_target_probability(
 # ---------------------------------------------------------------------- #
 # One instance: the Pareto view
 # ---------------------------------------------------------------------- #
-def plot_pareto_front(explanations, instance=None, *, ax=None):
+def _highlighted(highlight, instance, steps):
+    """The ``solution`` number that ``highlight`` marks for ``instance``."""
+    if isinstance(highlight, pd.DataFrame):
+        _check_frame(highlight)
+        rows = highlight[highlight["instance"] == instance]
+        if rows.empty:
+            raise ValueError(
+                f"highlight holds no row of instance {instance!r}; pass the "
+                "frame that choose_plan returned for these explanations."
+            )
+        ok = rows[_is_ok(rows)]
+        if ok.empty:
+            raise ValueError(
+                f"highlight has no chosen sequence for instance {instance!r} "
+                f"({_status_text(rows)})."
+            )
+        solutions = ok["solution"].dropna().unique().tolist()
+        if len(solutions) != 1:
+            raise ValueError(
+                f"highlight holds {len(solutions)} sequences of instance "
+                f"{instance!r} (solutions {solutions}); pass the frame that "
+                "choose_plan returned, one sequence per instance."
+            )
+        solution = solutions[0]
+    elif isinstance(highlight, numbers.Integral) and not isinstance(highlight, bool):
+        solution = highlight
+    else:
+        raise TypeError(
+            "highlight must be the DataFrame returned by choose_plan or a "
+            f"solution number, got {type(highlight).__name__}."
+        )
+    known = steps["solution"].unique().tolist()
+    if solution not in known:
+        raise ValueError(
+            f"instance {instance!r} has no solution {solution!r} to highlight; "
+            f"its solutions are {sorted(known)}."
+        )
+    return solution
+
+
+def plot_pareto_front(
+    explanations, instance=None, *, y="gower_distance", highlight=None, ax=None
+):
     """Plot an instance's Pareto-optimal sequences by cost and Gower distance.
 
     One point per sequence: its sequence cost and the Gower distance between
     the instance and the sequence's final state (0 when nothing changed, 1
     when every feature changed as much as it can: the mean over the features
-    of ``|change| / range`` for numbers, 0 or 1 for categories). The colour
+    of ``|change| / range`` for numbers, 0 or 1 for categories), or, with
+    ``y="target_proba"``, the probability of the target class after its last
+    step (how far past the decision threshold the sequence ends). The colour
     gives the number of steps (a discrete legend). Each point is labelled
     with its plan number (``#k`` is ``plan`` ``k - 1``; ``(n orders)`` when
     several orders of the plan land on the same point); other orders of a
     plan than its cheapest are hollow. Labels are placed (at every draw) so
-    that none overlaps another.
+    that none overlaps another. With ``highlight``, a red ring marks the
+    chosen sequence, whose label is red and bold.
 
     Parameters
     ----------
@@ -1159,6 +1226,13 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
     instance : object, default=None
         The ``instance`` label to plot; may be omitted when the frame holds a
         single instance.
+    y : {"gower_distance", "target_proba"}, default="gower_distance"
+        The vertical axis: the Gower distance, or the probability of the
+        target class after the last step (to show a choice that weighs it).
+    highlight : DataFrame or int, default=None
+        The sequence to mark: the frame returned by
+        :func:`~sklearn_cscf.choose_plan` (its sequence for this instance),
+        or a ``solution`` number of the instance.
     ax : matplotlib Axes, default=None
         Where to draw; a new figure's axes if None.
 
@@ -1170,6 +1244,7 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
     See Also
     --------
     plot_target_probability : The target probability along the plans.
+    sklearn_cscf.choose_plan : Choose one sequence per instance, to highlight.
 
     Examples
     --------
@@ -1188,23 +1263,33 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
     [[[3.0, 0.1]], [[2.0, 0.2]]]
     >>> sorted(t.get_text() for t in ax.texts)
     ['#1', '#2']
+    >>> from sklearn_cscf import choose_plan
+    >>> chosen = choose_plan(frame)  # the knee: of two points, the cheaper
+    >>> ax = plot_pareto_front(frame, highlight=chosen)
+    >>> ax.collections[-1].get_offsets().tolist()  # the ring
+    [[2.0, 0.2]]
     """
-    instance, steps = _instance_steps(
-        explanations, instance, {"sequence_cost", "gower_distance"}
-    )
+    _check_choice("y", y, _PARETO_Y)
+    instance, steps = _instance_steps(explanations, instance, {"sequence_cost", y})
+    chosen = None
+    if highlight is not None:
+        chosen = _highlighted(highlight, instance, steps)
     from matplotlib import colormaps
     from matplotlib.lines import Line2D
 
     sequences = _sequences(steps)
     firsts = steps.groupby("solution").first()
-    sequences["gower"] = (
-        firsts["gower_distance"].reindex(sequences["solution"]).to_numpy(dtype=float)
-    )
+    if y == "target_proba":  # after the last step
+        lasts = steps.sort_values("step", kind="stable").groupby("solution").last()
+        column = lasts["target_proba"]
+    else:
+        column = firsts[y]
+    sequences["gower"] = column.reindex(sequences["solution"]).to_numpy(dtype=float)
     values = sequences[["cost", "gower"]].to_numpy(dtype=float)
     if not np.isfinite(values).all():
         raise ValueError(
-            f"instance {instance!r} has a NaN sequence_cost or gower_distance; "
-            "pass the DataFrame returned by explain."
+            f"instance {instance!r} has a NaN sequence_cost or {y}; pass the "
+            "DataFrame returned by explain."
         )
     # hollow: another order of a plan, not where the plan's cheapest lies
     sequences["other"] = sequences.duplicated("plan")
@@ -1246,6 +1331,35 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
                 label="another order of a plan",
             )
         )
+    sizes = np.full(len(values), 3.0)
+    title = ""
+    if chosen is not None:
+        mark = sequences[sequences["solution"] == chosen].iloc[0]
+        ax.scatter(
+            [mark["cost"]],
+            [mark["gower"]],
+            s=_CHOSEN_SIZE**2,
+            facecolors="none",
+            edgecolors=_CHOSEN_COLOR,
+            linewidths=2,
+            zorder=4,
+        )
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="",
+                marker="o",
+                markersize=_CHOSEN_SIZE,
+                mfc="none",
+                mec=_CHOSEN_COLOR,
+                mew=2,
+                label=f"chosen: #{int(mark['plan']) + 1}",
+            )
+        )
+        # the ring is wider than a marker: keep the labels off it
+        sizes[(sequences["solution"] == chosen).to_numpy()] = _CHOSEN_SIZE / 2 + 1
+        title = f"; chosen #{int(mark['plan']) + 1}"
     labels = []
     for (plan, cost, gower), group in sequences.groupby(
         ["plan", "cost", "gower"], sort=False
@@ -1253,14 +1367,211 @@ def plot_pareto_front(explanations, instance=None, *, ax=None):
         text = f"#{int(plan) + 1}"
         if len(group) > 1:
             text += f" ({len(group)} orders)"
-        labels.append(_annotate(ax, text, (cost, gower)))
-    ax.add_artist(_layout_class()(labels, points=values))
+        if chosen is not None and (group["solution"] == chosen).any():
+            label = _annotate(ax, text, (cost, gower), color=_CHOSEN_COLOR)
+            label.set_fontweight("bold")
+        else:
+            label = _annotate(ax, text, (cost, gower))
+        labels.append(label)
+    ax.add_artist(_layout_class()(labels, points=values, sizes=sizes))
     ax.margins(0.12)
     ax.set_xlabel(_COST_LABEL)
-    ax.set_ylabel(_GOWER_LABEL)
+    ax.set_ylabel(_PARETO_Y[y])
     ax.set_title(
         f"Instance {instance}: {len(sequences)} Pareto-optimal sequence(s), "
-        f"{sequences['plan'].nunique()} plan(s)"
+        f"{sequences['plan'].nunique()} plan(s){title}"
     )
     ax.legend(handles=handles, fontsize="small", title="length", **_LEGEND)
+    return ax
+
+
+# ---------------------------------------------------------------------- #
+# Across instances: the chosen plans
+# ---------------------------------------------------------------------- #
+def _choice_text(method, objectives, weights, max_steps):
+    """How each plan was chosen, in words."""
+    if method == "knee":
+        names = objectives or ("sequence_cost", "gower_distance")
+        text = f"the knee of {' and '.join(names)}"
+    elif method == "weighted":
+        text = "the weights " + ", ".join(
+            f"{k}={v:g}" for k, v in dict(weights).items()
+        )
+    else:
+        text = "the cheapest"
+    if max_steps is not None:
+        text += f", at most {max_steps} step{'s' if max_steps != 1 else ''}"
+    return text
+
+
+def plot_recourse_summary(
+    explanations,
+    *,
+    method="knee",
+    objectives=None,
+    weights=None,
+    max_steps=None,
+    colors=None,
+    ax=None,
+):
+    """Plot how often each action appears in the people's chosen plans.
+
+    The bar chart of :func:`~sklearn_cscf.summarize_recourse`, the aggregate
+    counterpart of DiCE's feature importance: one bar per action, the most
+    used on top, as long as the share of the people with a chosen plan whose
+    plan takes it. The solid part counts the plans that start with the
+    action (the most common first steps), the light hatched part those that
+    take it later. Under each action's name: its number of people, their
+    share and the mean cost of its steps. The title says how the plans were
+    chosen and how many people have none.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, or
+        the one :func:`~sklearn_cscf.choose_plan` returned.
+    method : {"knee", "weighted", "cheapest"}, default="knee"
+        How to choose each person's plan, as in
+        :func:`~sklearn_cscf.choose_plan`.
+    objectives : list of str, default=None
+        The objectives of the knee, as in :func:`~sklearn_cscf.choose_plan`.
+    weights : dict, default=None
+        ``{objective: weight}`` for ``method="weighted"``, as in
+        :func:`~sklearn_cscf.choose_plan`.
+    max_steps : int, default=None
+        Choose among the sequences with at most this many steps.
+    colors : dict, default=None
+        ``{action: colour}``; by default :func:`action_colors` of the sorted
+        action names of the frame.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure's axes if None.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    sklearn_cscf.summarize_recourse : The same numbers, as a table.
+    plot_action_flow : The step positions and transitions of the plans.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import plot_recourse_summary
+    >>> chosen = pd.DataFrame({
+    ...     "instance": [1, 1, 2, 3, 3], "solution": [0, 0, 2, 1, 1],
+    ...     "step": [1, 2, 1, 1, 2],
+    ...     "action": ["study", "save", "save", "save", "move"],
+    ...     "feature": ["education", "savings", "savings", "savings", "city"],
+    ...     "effort": [2.0, 1.0, 3.0, 2.0, 1.0],
+    ...     "cost": [2.0, 0.5, 3.0, 2.0, 1.0],
+    ...     "sequence_cost": [2.5, 2.5, 3.0, 3.0, 3.0],
+    ...     "gower_distance": [0.2, 0.2, 0.1, 0.3, 0.3], "status": ["ok"] * 5,
+    ... })
+    >>> ax = plot_recourse_summary(chosen)
+    >>> for label in ax.get_yticklabels():  # the most used on top
+    ...     print(label.get_text().replace("\\n", ": "))
+    save: 3 people (100%), mean cost 1.83
+    study: 1 person (33%), mean cost 2.00
+    move: 1 person (33%), mean cost 1.00
+    >>> [round(float(p.get_width()), 2) for p in ax.patches[:3]]  # first steps
+    [0.67, 0.33, 0.0]
+    """
+    from sklearn_cscf.selection import choose_plan, summarize_recourse
+
+    chosen = choose_plan(
+        explanations,
+        method=method,
+        objectives=objectives,
+        weights=weights,
+        max_steps=max_steps,
+    )
+    summary = summarize_recourse(chosen)
+    n_all = chosen["instance"].nunique()
+    ok = chosen[_is_ok(chosen)]
+    if summary.empty:
+        counts = chosen["status"].astype(object).value_counts(dropna=False)
+        raise ValueError(
+            "no instance has a chosen plan to summarise (statuses: "
+            f"{counts.to_dict()})."
+        )
+    every = explanations[_is_ok(explanations)]
+    palette = _colors_for(sorted(every["action"].astype(str).unique()), colors)
+    n_people = ok["instance"].nunique()
+    ax = _new_axes(ax, (9, 1.6 + 0.45 * len(summary)))
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import Patch
+
+    y = np.arange(len(summary))
+    names = summary["action"].tolist()
+    first = summary["share_first"].to_numpy(dtype=float)
+    later = summary["share"].to_numpy(dtype=float) - first
+    ax.barh(
+        y,
+        first,
+        height=0.7,
+        color=[palette[name] for name in names],
+        edgecolor=[palette[name] for name in names],
+    )
+    ax.barh(
+        y,
+        later,
+        left=first,
+        height=0.7,
+        color=[to_rgba(palette[name], 0.3) for name in names],
+        edgecolor=[palette[name] for name in names],
+        hatch="///",
+        linewidth=0.8,
+    )
+    # the numbers under each action's name: they never collide with a bar
+    ticks = [
+        f"{row.action}\n{row.n_people} "
+        f"{'person' if row.n_people == 1 else 'people'} ({row.share:.0%}), "
+        f"mean cost {_fmt_cost(row.mean_cost)}"
+        for row in summary.itertuples()
+    ]
+    ax.set_yticks(y, ticks, fontsize="small")
+    ax.set_ylim(len(summary) - 0.5, -0.5)  # the most used on top
+    from matplotlib.ticker import PercentFormatter
+
+    ax.set_xlim(0, 1)
+    ax.set_xticks(np.linspace(0, 1, 6))
+    ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    ax.grid(axis="x", color="0.9", lw=0.8)
+    ax.set_axisbelow(True)
+    ax.set_xlabel(
+        f"share of the {n_people} {'people' if n_people != 1 else 'person'} "
+        "with a chosen plan whose plan takes the action"
+    )
+    for side in ("right", "top"):
+        ax.spines[side].set_visible(False)
+    handles = [Patch(fc="0.35", ec="0.35", label="as the first step")]
+    if (later > 0).any():
+        handles.append(
+            Patch(
+                fc=to_rgba("0.35", 0.3), ec="0.35", hatch="///", label="at a later step"
+            )
+        )
+    ax.legend(handles=handles, fontsize="small", title="taken", **_LEGEND)
+    once = (every.groupby("instance")["solution"].nunique() <= 1).all()
+    how = (
+        "the chosen plans"
+        if once and max_steps is None
+        else (
+            "each person's plan chosen by "
+            + _choice_text(method, objectives, weights, max_steps)
+        )
+    )
+    subtitle = f"{n_people} of {n_all} people have a chosen plan"
+    without = chosen.loc[~_is_ok(chosen)].drop_duplicates("instance")
+    if len(without):
+        counts = without["status"].astype(str).value_counts()
+        counts = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        subtitle += "; without one: " + ", ".join(f"{n} {k}" for k, n in counts)
+    ax.set_title(f"Actions in {how}\n{subtitle}", fontsize="medium")
     return ax

@@ -10,12 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf import SequentialCounterfactualExplainer, choose_plan
 from sklearn_cscf.plotting import (
     action_colors,
     plot_action_flow,
     plot_pareto_front,
     plot_probability_by_step,
+    plot_recourse_summary,
     plot_target_probability,
 )
 
@@ -23,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
+from matplotlib.transforms import Bbox  # noqa: E402
 
 COLUMNS = [
     "instance",
@@ -331,6 +333,173 @@ def test_pareto_labels_never_overlap(crowded):
 def test_single_instance_needs_no_label(explanations):
     only_a = explanations[explanations["instance"] == "a"]
     assert "Instance a" in plot_pareto_front(only_a).get_title()
+
+
+def test_pareto_front_highlights_the_chosen_sequence(explanations):
+    # the knee of 'a': the front is solutions 0, 1 and 3, normalised (0, 1),
+    # (0.4, 0.2) and (1, 0): solution 1, plan #2
+    chosen = choose_plan(explanations)
+    ax = plot_pareto_front(explanations, "a", highlight=chosen)
+    ring = ax.collections[-1]
+    assert ring.get_offsets().tolist() == [[3.0, 0.10]]
+    assert to_hex(ring.get_edgecolors()[0]) == "#d62728"
+    assert len(ring.get_facecolors()) == 0  # hollow: the point shows through
+    assert legend_texts(ax)[-1] == "chosen: #2"
+    bold = [t for t in ax.texts if t.get_fontweight() == "bold"]
+    assert [t.get_text() for t in bold] == ["#2"]
+    assert to_hex(bold[0].get_color()) == "#d62728"
+    assert ax.get_title().endswith("; chosen #2")
+    # a solution number marks that sequence
+    ax = plot_pareto_front(explanations, "a", highlight=3)
+    assert ax.collections[-1].get_offsets().tolist() == [[4.5, 0.05]]
+    # without highlight: no ring, no bold label
+    ax = plot_pareto_front(explanations, "a")
+    assert len(ax.collections) == 3
+    assert not [t for t in ax.texts if t.get_fontweight() == "bold"]
+
+
+def test_pareto_labels_keep_off_the_ring(crowded):
+    ax = plot_pareto_front(crowded, highlight=4)
+    boxes = text_boxes(ax)  # after a draw
+    x, y = ax.transData.transform(ax.collections[-1].get_offsets()[0])
+    r = 7.5 * ax.figure.dpi / 72  # the ring's radius, 7.5 points
+    ring = Bbox([[x - r, y - r], [x + r, y + r]])
+    assert not [box for box in boxes if box.overlaps(ring)]
+    assert overlapping(boxes) == []
+
+
+def test_pareto_front_by_final_probability(explanations):
+    ax = plot_pareto_front(explanations, "a", y="target_proba")
+    # the probability after each sequence's last step
+    offsets = [c.get_offsets().tolist() for c in ax.collections]
+    assert offsets == [[[3.0, 0.55]], [[3.5, 0.65], [2.0, 0.70]], [[4.5, 0.90]]]
+    assert "after the last step" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="y must be one of"):
+        plot_pareto_front(explanations, "a", y="length")
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['target_proba'\]"):
+        plot_pareto_front(
+            explanations.drop(columns="target_proba"), "a", y="target_proba"
+        )
+
+
+def test_pareto_highlight_errors(explanations):
+    with pytest.raises(ValueError, match="holds no row of instance 'a'"):
+        plot_pareto_front(
+            explanations,
+            "a",
+            highlight=choose_plan(explanations[explanations["instance"] == "b"]),
+        )
+    exceeded = pd.DataFrame(
+        [
+            {
+                "instance": "a",
+                "solution": None,
+                "step": None,
+                "action": None,
+                "status": "exceeds_max_steps",
+            }
+        ]
+    )
+    with pytest.raises(
+        ValueError, match="no chosen sequence for instance 'a'.*exceeds_max_steps"
+    ):
+        plot_pareto_front(explanations, "a", highlight=exceeded)
+    with pytest.raises(ValueError, match="holds 4 sequences of instance 'a'"):
+        plot_pareto_front(explanations, "a", highlight=explanations)
+    with pytest.raises(ValueError, match=r"no solution 7 to highlight.*\[0, 1, 2, 3\]"):
+        plot_pareto_front(explanations, "a", highlight=7)
+    with pytest.raises(TypeError, match="highlight must be"):
+        plot_pareto_front(explanations, "a", highlight="1")
+
+
+# ---------------------------------------------------------------------- #
+# plot_recourse_summary
+# ---------------------------------------------------------------------- #
+@pytest.fixture
+def priced(population):
+    """The population with the step columns the summary reads: each step
+    costs an equal share of its sequence, with twice that effort."""
+    cost = population["sequence_cost"] / population["length"].astype(float)
+    return population.assign(
+        feature=population["action"] + "_feature", cost=cost, effort=2 * cost
+    )
+
+
+def bar_widths(ax):
+    first, later = ax.containers
+    return (
+        [round(float(bar.get_width()), 3) for bar in first],
+        [round(float(bar.get_width()), 3) for bar in later],
+        [round(float(bar.get_x()), 3) for bar in later],
+    )
+
+
+def test_recourse_summary_bars(priced):
+    # the knee is each person's solution 0: 1 study -> save; 2 save;
+    # 3 move -> study; 4 is already of the target class
+    ax = plot_recourse_summary(priced)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "save\n2 people (67%), mean cost 0.75",
+        "study\n2 people (67%), mean cost 0.50",
+        "move\n1 person (33%), mean cost 0.50",
+    ]
+    first, later, left = bar_widths(ax)
+    assert first == [0.333, 0.333, 0.333]  # each starts one person's plan
+    assert later == [0.333, 0.333, 0.0]
+    assert left == first  # the later part follows the first
+    colors = action_colors(["move", "save", "study"])
+    first_bars, later_bars = ax.containers
+    assert [to_hex(bar.get_facecolor()) for bar in first_bars] == [
+        colors["save"],
+        colors["study"],
+        colors["move"],
+    ]
+    # the later part: the same colour, light and hatched
+    assert later_bars[0].get_hatch() == "///"
+    assert later_bars[0].get_facecolor()[3] == pytest.approx(0.3)
+    assert to_hex(later_bars[0].get_edgecolor()) == colors["save"]
+    assert legend_texts(ax) == ["as the first step", "at a later step"]
+    assert ax.get_xlim() == (0.0, 1.0)
+    assert "3 people with a chosen plan" in ax.get_xlabel()
+    assert ax.get_title() == (
+        "Actions in each person's plan chosen by the knee of sequence_cost and "
+        "gower_distance\n3 of 4 people have a chosen plan; without one: 1 "
+        "already_target"
+    )
+
+
+def test_recourse_summary_of_a_chosen_frame_and_options(priced):
+    chosen = choose_plan(priced, method="cheapest", max_steps=1)
+    ax = plot_recourse_summary(chosen)
+    assert ax.get_title().startswith("Actions in the chosen plans\n")
+    # person 1's one-step plan is save; person 3 has none of one step
+    assert ax.get_title().endswith(
+        "2 of 4 people have a chosen plan; without one: 1 already_target, 1 "
+        "exceeds_max_steps"
+    )
+    assert [t.get_text().split("\n")[0] for t in ax.get_yticklabels()] == ["save"]
+    assert legend_texts(ax) == ["as the first step"]  # nothing later
+    ax = plot_recourse_summary(priced, method="cheapest", max_steps=1)
+    assert "chosen by the cheapest, at most 1 step\n" in ax.get_title()
+    ax = plot_recourse_summary(
+        priced, method="weighted", weights={"sequence_cost": 1, "length": 2}
+    )
+    assert "the weights sequence_cost=1, length=2" in ax.get_title()
+
+
+def test_recourse_summary_colors_axes_and_errors(priced):
+    colors = {"save": "#000000", "study": "#111111", "move": "#222222", "x": "red"}
+    fig, ax = plt.subplots()
+    assert plot_recourse_summary(priced, colors=colors, ax=ax) is ax
+    assert to_hex(ax.containers[0][0].get_facecolor()) == "#000000"
+    with pytest.raises(ValueError, match=r"no colour for the action\(s\) \['move'\]"):
+        plot_recourse_summary(priced, colors={"save": "k", "study": "k"})
+    with pytest.raises(ValueError, match="no instance has a chosen plan"):
+        plot_recourse_summary(priced[priced["status"] != "ok"])
+    with pytest.raises(ValueError, match="unknown objective 'cost'"):
+        plot_recourse_summary(priced, method="weighted", weights={"cost": 1})
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['effort'\]"):
+        plot_recourse_summary(priced.drop(columns="effort"))
 
 
 # ---------------------------------------------------------------------- #
