@@ -1,5 +1,9 @@
 """Choosing one plan per person, and the summary of the chosen plans."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,6 +15,8 @@ from sklearn_cscf import (
     summarize_recourse,
 )
 from sklearn_cscf._frames import COLUMNS
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "choose_a_plan.py"
 
 
 def frame_of(people, failed=(), message=False):
@@ -621,3 +627,44 @@ def test_on_a_real_frame(
     explanations.to_csv(tmp_path / "e.csv", index=False)
     back = choose_plan(pd.read_csv(tmp_path / "e.csv"))
     assert chosen_solutions(back) == chosen_solutions(knee)
+
+
+def test_example_runs_with_a_tiny_budget(tmp_path):
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--n-instances",
+            "4",
+            "--population-size",
+            "60",
+            "--generations",
+            "10",
+            "--output",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "The plan each method chose" in out
+    for name in ("knee", "cost vs margin", "cheapest, 1 step"):
+        assert name in out
+    assert "The actions of the knee plans:" in out
+    assert "n_people" in out and "share_first" in out
+    for name in ("pareto_choices.png", "recourse_summary.png"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_example_rejects_bad_options(tmp_path):
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--n-instances", "0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 2
+    assert "--n-instances" in completed.stderr

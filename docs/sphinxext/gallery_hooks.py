@@ -17,6 +17,7 @@ ORDER = [
     "your_own_data.py",
     "plotting_gallery.py",
     "tune_budget.py",
+    "choose_a_plan.py",
 ]
 
 # The examples default to the paper's budget (population 500, 150
@@ -51,6 +52,17 @@ ARGV = {
     ],
     # a tiny grid of four budgets, six people: a few seconds
     "tune_budget.py": ["--quick", "--n-instances", "6", "--seed", "0"],
+    # ten people (the example's default), so that the methods disagree for one
+    "choose_a_plan.py": [
+        "--n-instances",
+        "10",
+        "--population-size",
+        "100",
+        "--generations",
+        "30",
+        "--seed",
+        "0",
+    ],
 }
 
 
