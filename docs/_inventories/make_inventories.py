@@ -127,7 +127,9 @@ PROJECTS = {
                 "py:class",
                 "reference/api/{}.html",
             ),
-            *_api("pandas", ["concat"], "py:function", "reference/api/{}.html"),
+            *_api(
+                "pandas", ["concat", "read_csv"], "py:function", "reference/api/{}.html"
+            ),
             *_api(
                 "pandas.DataFrame",
                 ["groupby", "query", "to_csv"],
