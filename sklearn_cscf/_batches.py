@@ -34,7 +34,9 @@ class Output:
 
     schema: object  # FeatureSchema
     actions: list  # CompiledAction
-    classes: np.ndarray
+    targets: object  # the name of each target code (an array of labels)
+    reported: str = "target_proba"  # the column of the score after a step
+    objectives: tuple = ()  # extra objectives reported as columns
     max_plans: int | None = None
     all_orders: bool = True
 
@@ -55,14 +57,22 @@ class Piece:
 def make_piece(results, positions, labels, output, with_states):
     """The :class:`Piece` of ``results`` (rows ``positions`` of the input).
 
-    ``output`` says how: its ``schema``, ``actions``, ``classes``, and which
-    sequences to show (``max_plans``, ``all_orders``; the details count every
-    sequence found).
+    ``output`` says how (see :class:`Output`); the details count every
+    sequence found, the frame shows those ``max_plans`` and ``all_orders``
+    keep.
     """
     schema = output.schema
     details = build_details(results, labels)
     results = [compact(r, output.max_plans, output.all_orders) for r in results]
-    frame = build_frame(results, labels, schema, output.actions, output.classes)
+    frame = build_frame(
+        results,
+        labels,
+        schema,
+        output.actions,
+        output.targets,
+        output.reported,
+        output.objectives,
+    )
     states = states_rows = None
     if with_states:
         states = build_states(results, labels, schema)

@@ -99,7 +99,7 @@ class Block:
         )
         self.start_discounts = problem.graph.discounts(self.x0)
         n = self.x0.shape[0]
-        self.memos = [AnswerMemo(problem.classes.shape[0]) for _ in range(n)]
+        self.memos = [AnswerMemo(self.model.width) for _ in range(n)]
         self.usage = [Usage() for _ in range(n)]
 
     def __len__(self):
@@ -230,7 +230,9 @@ class Block:
             # agreed with predict on the training data; what is reported must
             # also be what the model's own predict accepts
             seconds = self.model.seconds
-            accepted = self.model.verify(paths.final) == self.targets[owner]
+            accepted = problem.target.accepts(
+                self.model.verify(paths.final), self.targets[owner]
+            )
             self._charge(owner, self.model.seconds - seconds)
             if not accepted.all():
                 owner, keys = owner[accepted], keys[accepted]

@@ -32,7 +32,8 @@ from sklearn_cscf._batches import (
     make_piece,
 )
 from sklearn_cscf._engine import Problem, Shipment, explain_block
-from sklearn_cscf._model import ClassTarget, ModelAdapter
+from sklearn_cscf._frames import TEXT
+from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._result import (
     STATUS_ALREADY_TARGET,
@@ -75,10 +76,24 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     feature_graph : FeatureGraph, default=None
         Feature relationships for consequential discounts. ``None`` gives the
         SCF variant (every discount is 1).
-    target_class : label or "opposite", default=None
-        The class to reach. ``None``: the positive class ``classes_[1]`` of a
-        binary problem. ``"opposite"``: for each row, the class the model does
-        not predict for it (binary problems).
+    target_class : label, list of labels or "opposite", default=None
+        The class to reach (for a classifier). ``None``: the positive class
+        ``classes_[1]`` of a binary problem. A list (or set) of labels: any
+        of these classes will do. ``"opposite"``: for each row, any class but
+        the one the model predicts for it now.
+    target_range : (float, float), default=None
+        For a regressor (a model without ``classes_``): the range of its
+        prediction to reach, ``(low, high)`` (``-inf``/``inf`` for an open
+        end). A sequence is valid when the prediction of its final state lies
+        in the range; the frame reports the prediction after each step.
+    target_margin : float, default=0.0
+        With ``target_range``: how far inside the range the prediction must
+        lie, so that a small change of the model does not undo the plan.
+    min_target_proba : float, default=None
+        For a classifier with ``predict_proba``: the probability the target
+        class (or classes) must reach besides the model's decision, e.g.
+        ``0.6`` for plans with a margin over a 0.5 decision threshold. A row
+        the model accepts with less than that needs recourse too.
     immutable_features : list, default=None
         Features that the default actions leave alone, and that no action may
         change.
@@ -140,8 +155,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     ----------
     estimator_ : object
         The classifier that is explained.
-    classes_ : ndarray
-        Its classes.
+    classes_ : ndarray or None
+        Its classes; ``None`` for a regressor.
     uses_predict_ : bool
         Whether the model's decisions come from its ``predict`` during the
         search: when it has no ``predict_proba``, or its ``predict`` is not
@@ -199,6 +214,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "actions": [list, tuple, None],
         "feature_graph": [FeatureGraph, None],
         "target_class": "no_validation",
+        "target_range": ["array-like", None],
+        "target_margin": [Interval(Real, 0, None, closed="left")],
+        "min_target_proba": [Interval(Real, 0, 1, closed="right"), None],
         "immutable_features": ["array-like", None],
         "population_size": [Interval(Integral, 2, None, closed="left")],
         "n_generations": [Interval(Integral, 1, None, closed="left")],
@@ -224,6 +242,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         actions=None,
         feature_graph=None,
         target_class=None,
+        target_range=None,
+        target_margin=0.0,
+        min_target_proba=None,
         immutable_features=None,
         population_size=500,
         n_generations=150,
@@ -245,6 +266,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.actions = actions
         self.feature_graph = feature_graph
         self.target_class = target_class
+        self.target_range = target_range
+        self.target_margin = target_margin
+        self.min_target_proba = min_target_proba
         self.immutable_features = immutable_features
         self.population_size = population_size
         self.n_generations = n_generations
@@ -287,14 +311,37 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         schema = FeatureSchema(X)
         self.estimator_ = self._fit_estimator(X, y, schema)
         classes = getattr(self.estimator_, "classes_", None)
-        if classes is None:
-            raise TypeError(
-                "The estimator has no classes_ attribute; the explainer needs a "
-                "classifier."
+        if self.target_range is not None:
+            if classes is not None:
+                raise ValueError(
+                    "target_range is the output range to reach with a regressor; "
+                    f"this estimator is a classifier (classes {list(classes)}): "
+                    "use target_class."
+                )
+            if not hasattr(self.estimator_, "predict"):
+                raise TypeError("The regressor has no predict method.")
+            self.classes_ = None
+            self._resolve_range()
+            self.uses_predict_ = True
+        else:
+            if classes is None:
+                raise TypeError(
+                    "The estimator has no classes_ attribute: for a classifier "
+                    "the explainer reaches a class; for a regressor, give the "
+                    "output range to reach as target_range=(low, high)."
+                )
+            self.classes_ = np.asarray(classes)
+            self._resolve_target()
+            self.uses_predict_ = _needs_predict(
+                self.estimator_, schema, X, self.classes_
             )
-        self.classes_ = np.asarray(classes)
-        self._resolve_target()
-        self.uses_predict_ = _needs_predict(self.estimator_, schema, X, self.classes_)
+        if self.min_target_proba is not None and (
+            self.classes_ is None or not hasattr(self.estimator_, "predict_proba")
+        ):
+            raise ValueError(
+                "min_target_proba needs a classifier with predict_proba; for a "
+                "regressor, use target_margin."
+            )
         immutable = self._immutable_features(schema)
         actions = self._resolve_actions(schema, immutable)
         self._compiled_actions = [CompiledAction(a, schema) for a in actions]
@@ -356,34 +403,89 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         return estimator.fit(X, y)
 
     def _resolve_target(self):
+        """The acceptable classes of each target code.
+
+        Codes ``0 .. C-1`` accept one class, ``C .. 2C-1`` every class but
+        one (``"opposite"`` on a multiclass model), ``2C`` a set given as
+        ``target_class``.
+        """
         classes = self.classes_
+        n = classes.shape[0]
         target = self.target_class
-        if classes.shape[0] < 2:
+        if n < 2:
             raise ValueError(
                 f"The classifier knows only one class ({classes.tolist()}); "
                 "counterfactuals need at least two classes."
             )
-        if isinstance(target, list | tuple | set | np.ndarray | pd.Index | pd.Series):
-            raise ValueError(
-                f"target_class must be one class label (or None, or "
-                f"'opposite'), got {type(target).__name__} {target!r}; several "
-                "acceptable classes are not supported."
-            )
-        if target is None or (isinstance(target, str) and target == "opposite"):
-            if classes.shape[0] != 2:
+        accept = np.vstack([np.eye(n, dtype=bool), ~np.eye(n, dtype=bool)])
+        names = [*classes.tolist(), *(f"not {c}" for c in classes.tolist())]
+        self._set_target = False
+        if isinstance(target, list | tuple | set | frozenset | np.ndarray | pd.Index):
+            labels = list(target)
+            unknown = [v for v in labels if not (classes == v).any()]
+            if not labels or unknown:
                 raise ValueError(
-                    f"target_class={target!r} needs a binary classifier; this one "
-                    f"has classes {classes.tolist()}. Name the target class."
+                    f"target_class={target!r}: "
+                    + (f"{unknown} are not" if unknown else "an empty set holds no")
+                    + f" classes of the estimator ({classes.tolist()})."
                 )
-            self._target_index = None if target is not None else 1
-            return
-        matches = np.flatnonzero(classes == target)
-        if matches.size == 0:
+            chosen = np.isin(classes, labels)
+            accept = np.vstack([accept, chosen])
+            names.append(" or ".join(str(c) for c in classes[chosen]))
+            self._target_code = 2 * n
+            self._set_target = True
+        elif target is None:
+            if n != 2:
+                raise ValueError(
+                    f"target_class=None needs a binary classifier; this one has "
+                    f"classes {classes.tolist()}. Name the class (or classes) to "
+                    "reach, or give 'opposite'."
+                )
+            self._target_code = 1
+        elif isinstance(target, str) and target == "opposite":
+            self._target_code = None  # from each row's decision
+            self._set_target = n > 2
+        else:
+            matches = np.flatnonzero(classes == target)
+            if matches.size == 0:
+                raise ValueError(
+                    f"target_class={target!r} is not one of the estimator's "
+                    f"classes {classes.tolist()}."
+                )
+            self._target_code = int(matches[0])
+        self._accept = accept
+        # a set of classes has a name, not a label: the column is then text
+        self._target_names = (
+            pd.array([str(v) for v in names], dtype=TEXT)
+            if self._set_target
+            else classes
+        )
+
+    def _resolve_range(self):
+        low, high = _range(self.target_range)
+        if not high - low > 2 * self.target_margin:
             raise ValueError(
-                f"target_class={target!r} is not one of the estimator's classes "
-                f"{classes.tolist()}."
+                f"target_range={self.target_range!r} leaves no room inside a "
+                f"target_margin of {self.target_margin!r}."
             )
-        self._target_index = int(matches[0])
+        self._target_names = pd.array([f"[{low:g}, {high:g}]"], dtype=TEXT)
+
+    def _target(self):
+        """The target object of the search."""
+        if self.classes_ is None:
+            low, high = _range(self.target_range)
+            return RangeTarget(low, high, self.target_margin)
+        return ClassTarget(self._accept, self.uses_predict_, self.min_target_proba)
+
+    def _target_codes(self, decision):
+        """Each row's target code, from the model's decision now (-1: unknown)."""
+        if self.classes_ is None:
+            return np.zeros(decision.shape[0], dtype=np.intp)
+        if self._target_code is not None:
+            return np.full(decision.shape[0], self._target_code, dtype=np.intp)
+        n = self.classes_.shape[0]
+        codes = 1 - decision if n == 2 else n + decision  # "opposite"
+        return np.where(decision >= 0, codes, -1)
 
     def _immutable_features(self, schema):
         if self.immutable_features is None:
@@ -450,7 +552,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             actions=actions,
             graph=graph,
             objectives=default_objectives(schema, actions),
-            target=ClassTarget(self.uses_predict_),
+            target=self._target(),
             settings=self._settings(),
             estimator=self.estimator_,
             classes=self.classes_,
@@ -473,17 +575,20 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         _check_finite(encoded, schema, _estimator_allows_nan(self.estimator_))
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
         n = encoded.shape[0]
-        predicted, failures = self._decisions(encoded, schema)
-        if self._target_index is None:  # "opposite"; unknown where it failed
-            targets = np.where(predicted >= 0, 1 - predicted, -1)
-        else:
-            targets = np.full(n, self._target_index)
-        needing = np.flatnonzero((predicted >= 0) & (predicted != targets))
-        shipment = Shipment(self._problem(schema, actions, graph))
+        answers, failures = self._decisions(encoded, schema)
+        targets = self._target_codes(answers.decision)
+        problem = self._problem(schema, actions, graph)
+        known = answers.decision >= 0
+        reached = np.zeros(n, dtype=bool)
+        reached[known] = problem.target.gap(answers.take(known), targets[known]) == 0
+        needing = np.flatnonzero(known & ~reached)
+        shipment = Shipment(problem)
         output = Output(
             schema,
             actions,
-            self.classes_,
+            self._target_names,
+            problem.target.reported,
+            (),
             self.max_plans,
             self.all_orders,
         )
@@ -546,13 +651,17 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             named = (
                 "the positive class" if self.target_class is None else "target_class"
             )
-            labels = sorted({str(self.classes_[t]) for t in targets})
+            labels = sorted({str(self._target_names[t]) for t in targets})
+            known = (
+                f"the model's classes are {self.classes_.tolist()}"
+                if self.classes_ is not None
+                else f"target_range={self.target_range!r}"
+            )
             warnings.warn(
                 f"Every row of X is already of the target class "
                 f"{', '.join(map(repr, labels))}: nothing to explain. Is that "
                 f"the class to reach? It is {named} (target_class="
-                f"{self.target_class!r}); the model's classes are "
-                f"{self.classes_.tolist()}.",
+                f"{self.target_class!r}); {known}.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -573,26 +682,37 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         return piece
 
     def _decisions(self, encoded, schema):
-        """The model's decision (class index) on each row; ``-1`` where it
-        raised, with the message (``{row: message}``)."""
-        model = ModelAdapter(self.estimator_, schema, self.classes_)
-        if encoded.shape[0] == 0:
-            return np.empty(0, dtype=np.intp), {}
+        """The model's :class:`Answers` about each row now (its own
+        ``predict`` decides); decision ``-1`` where it raised, with the
+        message (``{row: message}``)."""
+        model = ModelAdapter(
+            self.estimator_,
+            schema,
+            self.classes_,
+            use_predict=hasattr(self.estimator_, "predict"),
+        )
+        n = encoded.shape[0]
         try:
-            return model.decide(schema.to_model_input(encoded)), {}
+            if n == 0:
+                return Answers(np.empty(0, dtype=np.intp), None), {}
+            return model.answer(encoded), {}
         except Exception:
             if self.errors == "raise":
                 raise
         # one row at a time: which rows does the model fail on?
-        predicted = np.full(encoded.shape[0], -1, dtype=np.intp)
+        decision = np.full(n, -1, dtype=np.intp)
+        output = np.full((n, model.width), np.nan) if model.has_output else None
         failures = {}
-        for r in range(encoded.shape[0]):
+        for r in range(n):
             try:
-                row = schema.to_model_input(encoded[r : r + 1])
-                predicted[r] = model.decide(row)[0]
+                one = model.answer(encoded[r : r + 1])
             except Exception as exc:
                 failures[r] = describe_error(exc)
-        return predicted, failures
+                continue
+            decision[r] = one.decision[0]
+            if output is not None:
+                output[r] = one.output[0]
+        return Answers(decision, output), failures
 
     def explain(self, X, return_states=False, return_details=False, checkpoint=None):
         """Find Pareto-optimal action sequences for every row of ``X``.
@@ -890,6 +1010,22 @@ def _as_2d(X):
             "single row."
         )
     return array
+
+
+def _range(target_range):
+    """``(low, high)`` of a target range, checked."""
+    try:
+        low, high = (float(v) for v in target_range)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"target_range must be (low, high), two numbers; got {target_range!r}."
+        ) from None
+    if np.isnan(low) or np.isnan(high) or not low < high:
+        raise ValueError(
+            f"target_range must be (low, high) with low < high; got "
+            f"{target_range!r} (use -inf or inf for an open end)."
+        )
+    return low, high
 
 
 def _check_finite(encoded, schema, allow_nan):

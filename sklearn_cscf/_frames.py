@@ -28,6 +28,7 @@ COLUMNS = {
     "discount": float,
     "cost": float,
     "target_proba": float,
+    "prediction": float,  # a regressor's output after the step
     "sequence_cost": float,
     "sequence_effort": float,
     "gower_distance": float,
@@ -53,12 +54,20 @@ def _numeric(schema, j, value):
     return np.nan if schema.is_categorical[j] else float(value)
 
 
-def build_frame(results, index, schema, actions, classes):
-    """One row per step of each solution; one status row per other instance."""
+def build_frame(
+    results, index, schema, actions, targets, reported="target_proba", objectives=()
+):
+    """One row per step of each solution; one status row per other instance.
+
+    ``targets`` names each target code (the class to reach, a set of
+    classes, a range); ``reported`` is the column of the score after each
+    step (``"target_proba"`` or ``"prediction"``); ``objectives`` are extra
+    objectives reported as columns of their own (e.g. plausibility).
+    """
     records = []
     for label, result in zip(index, results):
         # unknown (-1) when the model failed on an "opposite" row
-        target_label = classes[result.target] if result.target >= 0 else None
+        target_label = targets[result.target] if result.target >= 0 else None
         if result.status != STATUS_OK:
             records.append(
                 {
@@ -94,7 +103,8 @@ def build_frame(results, index, schema, actions, classes):
                         "effort": result.effort[s, t],
                         "discount": result.discount[s, t],
                         "cost": result.step_cost[s, t],
-                        "target_proba": result.step_score[s, t],
+                        reported: result.step_score[s, t],
+                        **{name: result.objectives[name][s] for name in objectives},
                         "sequence_cost": costs[s],
                         "sequence_effort": efforts[s],
                         "gower_distance": gower[s],
@@ -103,15 +113,18 @@ def build_frame(results, index, schema, actions, classes):
                         "status": STATUS_OK,
                     }
                 )
-    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    columns = list(COLUMNS)
+    at = columns.index("gower_distance") + 1
+    columns[at:at] = list(objectives)  # after gower_distance
+    frame = pd.DataFrame.from_records(records, columns=columns)
     dtypes = {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
-    frame = frame.astype(dtypes)
+    frame = frame.astype({**dtypes, **dict.fromkeys(objectives, float)})
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
     frame["feature"] = pd.array(
         frame["feature"].tolist(), dtype=_label_dtype(schema.names)
     )
     frame["target_class"] = pd.array(
-        frame["target_class"].tolist(), dtype=_label_dtype(classes)
+        frame["target_class"].tolist(), dtype=_label_dtype(targets)
     )
     return frame
 

@@ -1,12 +1,15 @@
-"""The black box: batched classifier calls, remembered answers, and the target.
+"""The black box: batched model calls, remembered answers, and the target.
 
-- :class:`ModelAdapter` calls the fitted classifier on encoded states (one call
-  for a whole batch), checks what it returns and counts calls, rows and time.
+- :class:`ModelAdapter` calls the fitted model (a classifier or a regressor)
+  on encoded states (one call for a whole batch), checks what it returns and
+  counts calls, rows and time.
 - :class:`AnswerMemo` remembers, per instance, the answers to states already
   asked (by a 64-bit hash of the encoded state), within a bounded size.
 - :func:`ask` answers a batch of states of many instances: remembered states
-  from the memos, every other distinct state in one classifier call.
-- :class:`ClassTarget` says how far an answer is from the class to reach.
+  from the memos, every other distinct state in one model call.
+- :class:`ClassTarget` (a class, or a set of acceptable classes, optionally
+  with a minimum probability) and :class:`RangeTarget` (a range of a
+  regressor's output) say how far an answer is from what must be reached.
 """
 
 import time
@@ -26,45 +29,64 @@ MEMO_LIMIT = 50_000
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
+# a regressor's predictions are kept to this many significant digits
+OUTPUT_DIGITS = 12
+
+
+def _round_significant(values, digits):
+    """``values`` rounded to ``digits`` significant digits (0 stays 0)."""
+    magnitude = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
+    scale = 10.0 ** (digits - 1 - magnitude)
+    return np.round(values * scale) / scale
 
 
 @dataclass
 class Answers:
-    """The classifier's answers for a batch of states."""
+    """The model's answers for a batch of states.
 
-    decision: np.ndarray  # (n,) index of the predicted class in classes_
-    proba: np.ndarray | None  # (n, n_classes), None without predict_proba
+    ``decision`` is the index of the predicted class (0 for a regressor);
+    ``output`` the class probabilities ``(n, n_classes)``, or a regressor's
+    predictions ``(n, 1)``, or ``None`` (a classifier without
+    ``predict_proba``).
+    """
+
+    decision: np.ndarray
+    output: np.ndarray | None
 
     def take(self, index):
         return Answers(
-            self.decision[index], None if self.proba is None else self.proba[index]
+            self.decision[index], None if self.output is None else self.output[index]
         )
 
 
 class ModelAdapter:
-    """Calls a fitted classifier on encoded states, and counts the calls.
+    """Calls a fitted model on encoded states, and counts the calls.
 
-    The decision about a state is the model's own: ``predict`` when
-    ``use_predict`` (a model whose ``predict`` is not the arg-max of its
-    probabilities, e.g. one with a tuned decision threshold, or one without
-    ``predict_proba``), otherwise the arg-max of ``predict_proba`` (one call
-    gives both). Probabilities, when the model has them, are checked: finite,
-    in ``[0, 1]``, one column per class.
+    For a classifier (``classes`` given), the decision about a state is the
+    model's own: ``predict`` when ``use_predict`` (a model whose ``predict``
+    is not the arg-max of its probabilities, e.g. one with a tuned decision
+    threshold, or one without ``predict_proba``), otherwise the arg-max of
+    ``predict_proba`` (one call gives both). Probabilities are checked:
+    finite, in ``[0, 1]``, one column per class. For a regressor
+    (``classes=None``), the output is ``predict``, checked finite.
     """
 
     def __init__(self, estimator, schema, classes, use_predict=False):
         self.estimator = estimator
         self.schema = schema
-        self.classes = np.asarray(classes)
-        self.has_proba = hasattr(estimator, "predict_proba")
+        self.regression = classes is None
+        self.classes = None if self.regression else np.asarray(classes)
         self.has_predict = hasattr(estimator, "predict")
-        self.use_predict = use_predict or not self.has_proba
+        self.has_proba = not self.regression and hasattr(estimator, "predict_proba")
+        self.has_output = self.regression or self.has_proba
+        self.width = 1 if self.regression else self.classes.shape[0]
+        self.use_predict = self.regression or use_predict or not self.has_proba
         self.seconds = 0.0
         self.n_calls = 0
         self.n_rows = 0
 
     def answer(self, states):
-        """The classifier's :class:`Answers` for encoded ``states``."""
+        """The model's :class:`Answers` for encoded ``states``."""
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
         method = "predict_proba" if self.has_proba else "predict"
@@ -79,6 +101,9 @@ class ModelAdapter:
             self.seconds += time.perf_counter() - start
             self.n_calls += 1
             self.n_rows += states.shape[0]
+        if self.regression:
+            values = self._predictions(labels, states.shape[0])
+            return Answers(np.zeros(values.shape[0], dtype=np.intp), values[:, None])
         if proba is not None:
             proba = self._checked(proba, states.shape[0])
         if labels is None:
@@ -88,6 +113,17 @@ class ModelAdapter:
         if proba is not None:
             proba = np.round(proba, PROBA_DECIMALS)
         return Answers(decision, proba)
+
+    def _predictions(self, values, n):
+        values = np.asarray(values, dtype=float).reshape(-1)
+        if values.shape != (n,) or not np.isfinite(values).all():
+            raise ValueError(
+                "predict of the regressor must return one finite number per row; "
+                f"got shape {np.shape(values)} with "
+                f"{int((~np.isfinite(values)).sum())} non-finite value(s)."
+            )
+        # like probabilities: the last bits may differ between batch sizes
+        return _round_significant(values, OUTPUT_DIGITS)
 
     def verify(self, states):
         """The model's ``predict`` (class indices) on encoded ``states``."""
@@ -182,16 +218,16 @@ class AnswerMemo:
     a cache: a forgotten state is asked again).
     """
 
-    def __init__(self, n_classes, limit=MEMO_LIMIT):
+    def __init__(self, width, limit=MEMO_LIMIT):
         self.limit = limit
-        self.n_classes = n_classes
+        self.width = width
         self._clear()
 
     def _clear(self):
         self.hashes = np.empty(0, dtype=np.uint64)  # sorted
         self.slots = np.empty(0, dtype=np.intp)  # row of each hash in the store
         self.decision = np.empty(0, dtype=np.intp)
-        self.proba = np.empty((0, self.n_classes))
+        self.output = np.empty((0, self.width))
 
     def __len__(self):
         return self.hashes.shape[0]
@@ -213,16 +249,16 @@ class AnswerMemo:
         first = self.decision.shape[0]
         slots = np.arange(first, first + hashes.shape[0])
         self.decision = np.concatenate([self.decision, answers.decision])
-        if answers.proba is not None:
-            self.proba = np.concatenate([self.proba, answers.proba])
+        if answers.output is not None:
+            self.output = np.concatenate([self.output, answers.output])
         # sorted new hashes at non-decreasing positions keep the order sorted
         position = np.searchsorted(self.hashes, hashes)
         self.hashes = np.insert(self.hashes, position, hashes)
         self.slots = np.insert(self.slots, position, slots)
 
     def answers(self, slots):
-        proba = self.proba[slots] if self.proba.shape[0] else None
-        return Answers(self.decision[slots], proba)
+        output = self.output[slots] if self.output.shape[0] else None
+        return Answers(self.decision[slots], output)
 
 
 @dataclass
@@ -256,7 +292,7 @@ def ask(model, memos, usage, groups, states):
     n = states.shape[0]
     hashes = state_hashes(states)
     decision = np.empty(n, dtype=np.intp)
-    proba = np.empty((n, model.classes.shape[0])) if model.has_proba else None
+    output = np.empty((n, model.width)) if model.has_output else None
     known = np.zeros(n, dtype=bool)
     for member, rows in groups:
         slots = memos[member].lookup(hashes[rows])
@@ -264,13 +300,13 @@ def ask(model, memos, usage, groups, states):
         remembered = memos[member].answers(slots[hit])
         index = np.arange(n)[rows][hit]
         decision[index] = remembered.decision
-        if proba is not None:
-            proba[index] = remembered.proba
+        if output is not None:
+            output[index] = remembered.output
         known[index] = True
         usage[member].n_asked += slots.shape[0]
     novel = np.flatnonzero(~known)
     if novel.size == 0:
-        return Answers(decision, proba)
+        return Answers(decision, output)
     # each distinct new state is asked once, whichever instance reached it
     _, first, inverse = np.unique(hashes[novel], return_index=True, return_inverse=True)
     sent = novel[first]
@@ -278,8 +314,8 @@ def ask(model, memos, usage, groups, states):
     fresh = model.answer(states[sent])
     seconds = model.seconds - seconds
     decision[novel] = fresh.decision[inverse]
-    if proba is not None:
-        proba[novel] = fresh.proba[inverse]
+    if output is not None:
+        output[novel] = fresh.output[inverse]
     owner = np.empty(n, dtype=np.intp)
     for member, rows in groups:
         owner[rows] = member
@@ -288,54 +324,114 @@ def ask(model, memos, usage, groups, states):
         mine = novel[(novel >= rows.start) & (novel < rows.stop)]
         if mine.size:
             new_hashes, where = np.unique(hashes[mine], return_index=True)
-            memos[member].insert(new_hashes, Answers(decision, proba).take(mine[where]))
+            memos[member].insert(
+                new_hashes, Answers(decision, output).take(mine[where])
+            )
         if counts[member]:
             record = usage[member]
             record.n_calls += 1
             record.n_rows += int(counts[member])
             record.seconds += seconds * counts[member] / sent.size
-    return Answers(decision, proba)
+    return Answers(decision, output)
 
 
 # ---------------------------------------------------------------------- #
 # the target
 # ---------------------------------------------------------------------- #
 class ClassTarget:
-    """Reach a class: the model's decision must be the target class.
+    """Reach an acceptable class: the model's decision must be one of them.
 
-    Each instance has its target class (an index into ``classes_``); the gap
-    of a state is 0 when the model decides for that class. Otherwise it
-    measures how far the state is from it (at least ``MIN_GAP``): the lead of
-    the most probable other class over the target when the decision is the
-    arg-max of the probabilities; ``1 - P(target)`` when the decision is the
-    model's ``predict`` (its threshold may lie anywhere); 1 for a model without
-    probabilities. The reported score of a state is the probability of the
-    target class.
+    Each instance has a target code, a row of ``accept`` (which classes are
+    acceptable: one class, or a set such as every class but the one predicted
+    now). The gap of a state is 0 when the model decides for an acceptable
+    class (and, with ``min_proba``, gives the acceptable classes at least
+    that probability together). Otherwise it measures how far the state is
+    (at least ``MIN_GAP``): the lead of the most probable unacceptable class
+    over the most probable acceptable one when the decision is the arg-max of
+    the probabilities; ``1 - P(acceptable)`` when the decision is the model's
+    ``predict`` (its threshold may lie anywhere); how much probability is
+    missing below ``min_proba``; 1 for a model without probabilities. The
+    reported score of a state is the probability of the acceptable classes.
 
     Parameters
     ----------
+    accept : ndarray of shape (n_codes, n_classes) of bool
+        The acceptable classes of each target code.
     use_predict : bool, default=False
         Whether the decisions come from the model's ``predict``.
+    min_proba : float, default=None
+        The probability the acceptable classes must reach.
     """
 
-    def __init__(self, use_predict=False):
-        self.use_predict = use_predict
+    reported = "target_proba"
 
-    def gap(self, answers, target):
-        reached = answers.decision == target
-        if answers.proba is None:
+    def __init__(self, accept, use_predict=False, min_proba=None):
+        self.accept = np.asarray(accept, dtype=bool)
+        self.use_predict = use_predict
+        self.min_proba = min_proba
+
+    def accepts(self, decision, codes):
+        """Whether each decision is an acceptable class."""
+        return self.accept[codes, decision]
+
+    def gap(self, answers, codes):
+        reached = self.accepts(answers.decision, codes)
+        if answers.output is None:
             return np.where(reached, 0.0, 1.0)
-        rows = np.arange(target.shape[0])
-        chance = answers.proba[rows, target]
+        proba, accept = answers.output, self.accept[codes]
+        chance = np.where(accept, proba, 0.0).sum(axis=1)
         if self.use_predict:
             distance = 1.0 - chance
         else:
-            others = answers.proba.copy()
-            others[rows, target] = -np.inf
-            distance = others.max(axis=1) - chance
-        return np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
+            distance = np.where(accept, -np.inf, proba).max(axis=1) - np.where(
+                accept, proba, -np.inf
+            ).max(axis=1)
+        distance = np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
+        if self.min_proba is not None:
+            short = chance < self.min_proba
+            distance = np.where(
+                short, np.maximum(distance, self.min_proba - chance + MIN_GAP), distance
+            )
+        return distance
 
-    def score(self, answers, target):
-        if answers.proba is None:
-            return np.full(target.shape[0], np.nan)
-        return answers.proba[np.arange(target.shape[0]), target]
+    def score(self, answers, codes):
+        if answers.output is None:
+            return np.full(codes.shape[0], np.nan)
+        return np.where(self.accept[codes], answers.output, 0.0).sum(axis=1)
+
+
+class RangeTarget:
+    """Reach a range of a regressor's output.
+
+    A state reaches it when the prediction lies in ``[low + margin, high -
+    margin]``; its gap is otherwise the distance to that interval in units
+    of the range's width (at least ``MIN_GAP``). The reported score is the
+    prediction.
+
+    Parameters
+    ----------
+    low, high : float
+        The range (either may be infinite).
+    margin : float, default=0.0
+        How far inside the range the prediction must lie.
+    """
+
+    reported = "prediction"
+
+    def __init__(self, low, high, margin=0.0):
+        self.low, self.high, self.margin = float(low), float(high), float(margin)
+        width = self.high - self.low
+        self.scale = width if np.isfinite(width) and width > 0 else 1.0
+
+    def accepts(self, decision, codes):
+        return np.ones(codes.shape[0], dtype=bool)  # decided by the value alone
+
+    def gap(self, answers, codes):
+        value = answers.output[:, 0]
+        below = (self.low + self.margin) - value
+        above = value - (self.high - self.margin)
+        distance = np.maximum(np.maximum(below, above), 0.0) / self.scale
+        return np.where(distance > 0, distance + MIN_GAP, 0.0)
+
+    def score(self, answers, codes):
+        return answers.output[:, 0]

@@ -92,7 +92,7 @@ def test_state_hashes_equal_exactly_for_equal_states():
 
 
 def test_memo_remembers_and_stays_bounded():
-    memo = AnswerMemo(n_classes=2, limit=5)
+    memo = AnswerMemo(width=2, limit=5)
     hashes = np.array([30, 10, 20], dtype=np.uint64)
     order = np.argsort(hashes)
     answers = Answers(
@@ -103,7 +103,7 @@ def test_memo_remembers_and_stays_bounded():
     assert (slots >= 0).tolist() == [True, False, True, True]
     got = memo.answers(slots[[0, 2, 3]])
     assert got.decision.tolist() == [1, 1, 0]
-    np.testing.assert_array_equal(got.proba[:, 1], [0.6, 0.8, 0.1])
+    np.testing.assert_array_equal(got.output[:, 1], [0.6, 0.8, 0.1])
     more = np.array([1, 2, 3], dtype=np.uint64)
     memo.insert(more, answers)  # 6 > 5: starts afresh
     assert len(memo) == 3

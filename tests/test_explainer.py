@@ -1054,7 +1054,7 @@ def test_target_explicit_label_multiclass(credit_data, credit_pipeline, credit_a
     )
 
 
-@pytest.mark.parametrize("target_class", [None, "opposite"])
+@pytest.mark.parametrize("target_class", [None])
 def test_target_needing_binary_on_multiclass_raises(
     credit_data, credit_pipeline, credit_actions, target_class
 ):
