@@ -1,0 +1,207 @@
+"""What must be reached (issue 10): a set of classes on a three-class data set,
+a margin over the decision, and a range of a regressor's output."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_diabetes, load_iris
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
+
+SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
+
+
+def final_states(frame, states):
+    """The last state of every reported sequence, in the frame's order."""
+    ok = frame[frame["status"] == "ok"]
+    keys = ok.groupby(["instance", "solution"], sort=False)["length"].first()
+    keys = keys.reset_index()
+    merged = keys.merge(
+        states,
+        left_on=["instance", "solution", "length"],
+        right_on=["instance", "solution", "step"],
+    )
+    return merged[list(states.columns[3:])]
+
+
+# ---------------------------------------------------------------------- #
+# three classes
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def iris():
+    data = load_iris(as_frame=True)
+    X, y = data.data, data.target
+    model = LogisticRegression(max_iter=2000).fit(X, y)
+    actions = [
+        Action("grow_petals", "petal length (cm)", direction="increase"),
+        Action("widen_petals", "petal width (cm)", direction="increase"),
+        Action("shrink_sepals", "sepal width (cm)", direction="decrease"),
+    ]
+    return X, model, actions
+
+
+def test_a_set_of_classes_is_reached_by_any_of_them(iris):
+    X, model, actions = iris
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, target_class=[1, 2], **SMALL
+    ).fit(X)
+    setosa = X[model.predict(X) == 0].iloc[:4]
+    others = X[model.predict(X) != 0].iloc[:2]
+    frame, states = explainer.explain(pd.concat([setosa, others]), return_states=True)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert (status.loc[setosa.index] == "ok").all()
+    assert (status.loc[others.index] == "already_target").all()
+    assert set(frame["target_class"]) == {"1 or 2"}
+    finals = final_states(frame, states)
+    assert np.isin(model.predict(finals), [1, 2]).all()
+    # the reported probability is that of the acceptable classes together
+    ok = frame[frame["status"] == "ok"]
+    last = ok.groupby(["instance", "solution"], sort=False)["target_proba"].last()
+    np.testing.assert_allclose(
+        last.to_numpy(), model.predict_proba(finals)[:, 1:].sum(axis=1), atol=1e-9
+    )
+
+
+def test_opposite_on_three_classes_is_any_other_class(iris):
+    X, model, actions = iris
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, target_class="opposite", **SMALL
+    ).fit(X)
+    rows = pd.concat([X[model.predict(X) == c].iloc[:2] for c in (0, 1)])
+    frame, states = explainer.explain(rows, return_states=True)
+    now = pd.Series(model.predict(rows), index=rows.index)
+    targets = frame.groupby("instance", sort=False)["target_class"].first()
+    assert targets.tolist() == [f"not {c}" for c in now]
+    ok = frame[frame["status"] == "ok"]
+    assert len(ok)
+    for (label, _), steps in ok.groupby(["instance", "solution"]):
+        path = states[(states["instance"] == label) & (states["solution"] == _)]
+        final = path[path["step"] == steps["length"].iloc[0]].iloc[:, 3:]
+        assert model.predict(final)[0] != now[label]
+
+
+# ---------------------------------------------------------------------- #
+# a margin
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def line():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
+    )
+    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
+    actions = [
+        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
+        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
+    ]
+    return X, LogisticRegression().fit(X, y), actions
+
+
+def test_a_margin_is_reached_by_every_plan(line):
+    X, model, actions = line
+    plain = SequentialCounterfactualExplainer(model, actions=actions, **SMALL).fit(X)
+    robust = SequentialCounterfactualExplainer(
+        model, actions=actions, min_target_proba=0.7, **SMALL
+    ).fit(X)
+    proba = model.predict_proba(X)[:, 1]
+    rejected = X[proba < 0.5].iloc[:4]
+    barely = X[(proba > 0.5) & (proba < 0.7)].iloc[:2]
+    rows = pd.concat([rejected, barely])
+    lasts = {}
+    for name, explainer in (("plain", plain), ("robust", robust)):
+        frame = explainer.explain(rows)
+        ok = frame[frame["status"] == "ok"]
+        lasts[name] = ok.groupby(["instance", "solution"])["target_proba"].last()
+        status = frame.groupby("instance", sort=False)["status"].first()
+        if name == "plain":
+            assert (status.loc[barely.index] == "already_target").all()
+        else:  # accepted, but not by the margin: they need recourse too
+            assert (status.loc[barely.index] == "ok").all()
+    assert (lasts["robust"] >= 0.7 - 1e-9).all()
+    assert (lasts["plain"] < 0.7).any()
+
+
+def test_a_margin_needs_probabilities(line):
+    X, model, actions = line
+
+    class PredictOnly:
+        classes_ = np.array([0, 1])
+
+        def __sklearn_is_fitted__(self):
+            return True
+
+        def predict(self, X):
+            return model.predict(X)
+
+    with pytest.raises(ValueError, match="min_target_proba needs a classifier"):
+        SequentialCounterfactualExplainer(
+            PredictOnly(), actions=actions, min_target_proba=0.7
+        ).fit(X)
+
+
+# ---------------------------------------------------------------------- #
+# a regressor
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def diabetes():
+    data = load_diabetes(as_frame=True)
+    X, y = data.data, data.target
+    model = Ridge(alpha=0.1).fit(X, y)
+    actions = [
+        Action("change_bmi", "bmi", cost=lambda b, a: np.abs(a["bmi"] - b["bmi"])),
+        Action("change_bp", "bp", cost=lambda b, a: 2 * np.abs(a["bp"] - b["bp"])),
+        Action("change_s5", "s5", cost=lambda b, a: np.abs(a["s5"] - b["s5"])),
+    ]
+    return X, model, actions
+
+
+@pytest.mark.parametrize("margin", [0.0, 10.0])
+def test_a_regressor_reaches_a_range_of_its_output(diabetes, margin):
+    X, model, actions = diabetes
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=actions,
+        target_range=(200.0, np.inf),
+        target_margin=margin,
+        **SMALL,
+    ).fit(X)
+    assert explainer.classes_ is None and explainer.uses_predict_
+    predicted = model.predict(X)
+    low = X[predicted < 150].iloc[:4]
+    high = X[predicted > 230].iloc[:1]
+    frame, states = explainer.explain(pd.concat([low, high]), return_states=True)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert (status.loc[low.index] == "ok").all()
+    assert status.loc[high.index[0]] == "already_target"
+    assert set(frame["target_class"]) == {"[200, inf]"}
+    finals = final_states(frame, states)
+    assert (model.predict(finals) >= 200.0 + margin - 1e-9).all()
+    # the prediction after each step, as the model gives it
+    ok = frame[frame["status"] == "ok"]
+    assert ok["target_proba"].isna().all()
+    after = states[states["step"] > 0].iloc[:, 3:]
+    np.testing.assert_allclose(
+        np.sort(ok["prediction"].to_numpy()),
+        np.sort(model.predict(after)),
+        rtol=1e-9,
+    )
+
+
+def test_target_range_is_for_regressors_and_checked(diabetes, line):
+    X, model, actions = diabetes
+    with pytest.raises(TypeError, match="give the output range to reach"):
+        SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    with pytest.raises(ValueError, match="low < high"):
+        SequentialCounterfactualExplainer(
+            model, actions=actions, target_range=(5, 1)
+        ).fit(X)
+    with pytest.raises(ValueError, match="no room"):
+        SequentialCounterfactualExplainer(
+            model, actions=actions, target_range=(0, 1), target_margin=0.5
+        ).fit(X)
+    Xl, classifier, line_actions = line
+    with pytest.raises(ValueError, match="classifier"):
+        SequentialCounterfactualExplainer(
+            classifier, actions=line_actions, target_range=(0, 1)
+        ).fit(Xl)
