@@ -143,7 +143,9 @@ class Block:
             _groups(members.tolist(), counts),
             paths.final,
         )
-        F = evaluate_objectives(problem.objectives, Candidates(self.x0[owner], paths))
+        F = evaluate_objectives(
+            problem.objectives, Candidates(self.x0[owner], paths, self.targets[owner])
+        )
         gap = problem.target.gap(answers, self.targets[owner]) + paths.violations
         return Evaluation(F, gap, paths.sequence_keys())
 
@@ -241,7 +243,9 @@ class Block:
                 members, counts = members.tolist(), counts.tolist()
                 if not members:
                     return results
-        F = evaluate_objectives(problem.objectives, Candidates(self.x0[owner], paths))
+        F = evaluate_objectives(
+            problem.objectives, Candidates(self.x0[owner], paths, self.targets[owner])
+        )
         # the score after each step: one call for every step of every sequence
         steps = np.arange(problem.n_actions + 1)[None, :]
         taken = (steps >= 1) & (steps <= paths.lengths[:, None])

@@ -34,7 +34,7 @@ from sklearn_cscf._batches import (
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
 from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
-from sklearn_cscf._objectives import default_objectives
+from sklearn_cscf._objectives import Plausibility, default_objectives
 from sklearn_cscf._result import (
     STATUS_ALREADY_TARGET,
     STATUS_ERROR,
@@ -48,6 +48,10 @@ from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
 # training rows on which predict is compared with the probabilities' arg-max
 DECISION_PROBE = 2000
+# training rows the plausibility objective compares final states with
+PLAUSIBILITY_ROWS = 1000
+# neighbours averaged by plausibility=True
+PLAUSIBILITY_NEIGHBORS = 5
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -120,6 +124,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         This goes beyond the paper: random keys only approach a range end or
         the model's decision threshold. ``False`` reports the search's front
         as the paper does.
+    plausibility : bool or int, default=False
+        Beyond the paper: add an objective measuring how far the final state
+        lies from real data that reaches the target, the mean Gower distance
+        to its ``k`` nearest training rows that the model assigns to the
+        target (``True``: ``k = 5``; an int: that ``k``; up to
+        ``PLAUSIBILITY_ROWS`` training rows, drawn once in ``fit``). The
+        search then prefers plans that end among people who are accepted,
+        and the frame reports it in a ``plausibility`` column.
     max_plans : int or None, default=5
         Report at most this many plans (sets of actions) per row: the
         cheapest, then one after another the plan whose actions differ most
@@ -226,6 +238,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "max_sequence_length": [Interval(Integral, 1, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "refine": ["boolean"],
+        "plausibility": ["boolean", Interval(Integral, 1, None, closed="left")],
         "errors": [StrOptions({"warn", "raise"})],
         "max_plans": [Interval(Integral, 1, None, closed="left"), None],
         "all_orders": ["boolean"],
@@ -254,6 +267,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         max_sequence_length=None,
         n_iter_no_change=None,
         refine=True,
+        plausibility=False,
         max_plans=5,
         all_orders=False,
         errors="warn",
@@ -278,6 +292,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.max_sequence_length = max_sequence_length
         self.n_iter_no_change = n_iter_no_change
         self.refine = refine
+        self.plausibility = plausibility
         self.max_plans = max_plans
         self.all_orders = all_orders
         self.errors = errors
@@ -356,6 +371,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.feature_graph, schema, self._compiled_actions
         )
         self._schema = schema
+        # the rows plausibility compares final states with
+        rows = schema.encode(X)
+        if rows.shape[0] > PLAUSIBILITY_ROWS:
+            pick = np.random.default_rng(0).choice(
+                rows.shape[0], PLAUSIBILITY_ROWS, replace=False
+            )
+            rows = rows[np.sort(pick)]
+        self._reference = rows
         self.actions_ = [action.resolved() for action in self._compiled_actions]
         self.feature_kinds_ = {
             name: "categorical" if schema.is_categorical[j] else "numeric"
@@ -545,14 +568,33 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         actions = [CompiledAction(a.action, schema) for a in self._compiled_actions]
         return schema, actions, CompiledGraph(self.feature_graph, schema, actions)
 
-    def _problem(self, schema, actions, graph):
+    def _plausibility(self, schema, actions, target, codes):
+        """The plausibility objective for rows of target ``codes``, or None."""
+        if self.plausibility is False:
+            return None
+        k = PLAUSIBILITY_NEIGHBORS if self.plausibility is True else self.plausibility
+        answers, _ = self._decisions(self._reference, schema)
+        known = answers.decision >= 0
+        accepted = {}
+        for code in np.unique(codes[codes >= 0]).tolist():
+            mask = np.zeros(known.shape[0], dtype=bool)
+            mask[known] = (
+                target.gap(answers.take(known), np.full(known.sum(), code)) == 0
+            )
+            accepted[code] = mask
+        changed = sorted({k for action in actions for k in action.affects})
+        return Plausibility(schema, self._reference, accepted, changed, k)
+
+    def _problem(self, schema, actions, graph, codes):
         """What every instance's search shares."""
+        target = self._target()
+        plausibility = self._plausibility(schema, actions, target, codes)
         return Problem(
             schema=schema,
             actions=actions,
             graph=graph,
-            objectives=default_objectives(schema, actions),
-            target=self._target(),
+            objectives=default_objectives(schema, actions, plausibility),
+            target=target,
             settings=self._settings(),
             estimator=self.estimator_,
             classes=self.classes_,
@@ -577,7 +619,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         n = encoded.shape[0]
         answers, failures = self._decisions(encoded, schema)
         targets = self._target_codes(answers.decision)
-        problem = self._problem(schema, actions, graph)
+        problem = self._problem(schema, actions, graph, targets)
         known = answers.decision >= 0
         reached = np.zeros(n, dtype=bool)
         reached[known] = problem.target.gap(answers.take(known), targets[known]) == 0
@@ -588,7 +630,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             actions,
             self._target_names,
             problem.target.reported,
-            (),
+            ("plausibility",) if self.plausibility is not False else (),
             self.max_plans,
             self.all_orders,
         )

@@ -45,6 +45,7 @@ class Candidates:
 
     starts: np.ndarray  # (n, d) encoded instance of each candidate
     paths: object  # Trajectories
+    codes: np.ndarray | None = None  # (n,) target code of each candidate
 
 
 def evaluate_objectives(objectives, candidates):
@@ -66,9 +67,9 @@ def objective_slices(objectives):
     return slices
 
 
-def default_objectives(schema, actions):
+def default_objectives(schema, actions, plausibility=None):
     """Eq. 3: sequence cost, Gower distance and the tweak count of each feature
-    some action changes."""
+    some action changes; and, when given, a :class:`Plausibility`."""
     affects = affect_matrix(actions, schema.n_features)
     counted = np.flatnonzero(affects.any(axis=0))
     affects = affects[:, counted]
@@ -80,6 +81,7 @@ def default_objectives(schema, actions):
             partial(_tweak_counts, affects=affects),
             columns=tuple(f"tweaks[{schema.names[j]}]" for j in counted),
         ),
+        *([Objective("plausibility", plausibility)] if plausibility else []),
     ]
 
 
@@ -161,3 +163,92 @@ def tweak_counts(order, affects):
     used[np.arange(n)[:, None], order] = 1.0  # -1 lands in the spare column
     # 0/1 sums: exact in any order, so a BLAS product is safe here
     return used[:, :n_actions] @ affects
+
+
+class Plausibility:
+    """How far a final state lies from real data that reaches the target.
+
+    The mean Gower distance from the state to its ``k`` nearest reference
+    rows (rows of the training data, up to ``max_rows`` drawn once in
+    ``fit``) that the model assigns to the state's target (the class, the
+    classes, the range). Only the features some action changes differ
+    between a candidate and its instance, so the distance splits into a part
+    computed once per instance and a part over those features. Rows with no
+    reference row for their target get 1, the largest Gower distance.
+
+    Parameters
+    ----------
+    schema : FeatureSchema
+    reference : ndarray of shape (n_rows, n_features)
+        Encoded reference rows.
+    accepted : dict
+        ``{code: bool mask}`` of the reference rows that reach each target
+        code.
+    changed : array-like of int
+        The features some action changes.
+    k : int
+        Neighbours averaged.
+    """
+
+    def __init__(self, schema, reference, accepted, changed, k):
+        self.schema = schema
+        self.reference = reference
+        self.accepted = accepted
+        self.changed = np.asarray(changed, dtype=np.intp)
+        self.k = k
+        self._rows = {}
+
+    def _rows_for(self, code):
+        if code not in self._rows:
+            self._rows[code] = self.reference[self.accepted[code]]
+        return self._rows[code]
+
+    def __call__(self, candidates):
+        starts, final = candidates.starts, candidates.paths.final
+        codes = candidates.codes
+        n, d = final.shape
+        out = np.ones(n)
+        unchanged = np.setdiff1d(np.arange(d), self.changed)
+        # candidates of one instance share a start and a code
+        keys = np.column_stack([codes, starts])
+        _, group = np.unique(keys, axis=0, return_inverse=True)
+        for g in np.unique(group):
+            rows = np.flatnonzero(group == g)
+            reference = self._rows_for(int(codes[rows[0]]))
+            if reference.shape[0] == 0:
+                continue
+            base = _contributions(
+                starts[rows[0]][None, unchanged],
+                reference[:, unchanged],
+                self.schema,
+                unchanged,
+            ).sum(axis=-1)[0]
+            states, inverse = np.unique(
+                final[rows][:, self.changed], axis=0, return_inverse=True
+            )
+            near = (
+                _contributions(
+                    states, reference[:, self.changed], self.schema, self.changed
+                ).sum(axis=-1)
+                + base
+            ) / d
+            k = min(self.k, reference.shape[0])
+            nearest = np.partition(near, k - 1, axis=1)[:, :k].mean(axis=1)
+            out[rows] = nearest[inverse.ravel()]
+        return out
+
+
+def _contributions(states, reference, schema, columns):
+    """Gower contributions ``(n_states, n_reference, n_columns)`` of ``columns``."""
+    span = schema.span[columns]
+    categorical = schema.is_categorical[columns]
+    inverse = np.divide(
+        1.0, span, out=np.zeros_like(span), where=~np.isnan(span) & (span > 0)
+    )
+    a, b = states[:, None, :], reference[None, :, :]
+    with np.errstate(invalid="ignore"):
+        part = np.where(categorical, a != b, np.abs(a - b) * inverse)
+    missing_a, missing_b = np.isnan(a), np.isnan(b)
+    if missing_a.any() or missing_b.any():
+        part = np.where(missing_a | missing_b, missing_a != missing_b, part)
+    return part

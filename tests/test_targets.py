@@ -205,3 +205,31 @@ def test_target_range_is_for_regressors_and_checked(diabetes, line):
         SequentialCounterfactualExplainer(
             classifier, actions=line_actions, target_range=(0, 1)
         ).fit(Xl)
+
+
+# ---------------------------------------------------------------------- #
+# plausibility
+# ---------------------------------------------------------------------- #
+def test_plausibility_is_the_distance_to_accepted_real_rows(line):
+    X, model, actions = line
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, plausibility=3, **SMALL
+    ).fit(X)
+    rows = X[model.predict(X) == 0].iloc[:3]
+    frame, states = explainer.explain(rows, return_states=True)
+    assert (
+        "plausibility"
+        not in SequentialCounterfactualExplainer(model, actions=actions, **SMALL)
+        .fit(X)
+        .explain(rows)
+        .columns
+    )
+    ok = frame[frame["status"] == "ok"]
+    reported = ok.groupby(["instance", "solution"], sort=False)["plausibility"].first()
+    finals = final_states(frame, states).to_numpy(dtype=float)
+    accepted = X[model.predict(X) == 1].to_numpy(dtype=float)  # < 1000 rows
+    span = X.max().to_numpy() - X.min().to_numpy()
+    for final, value in zip(finals, reported):
+        gower = (np.abs(accepted - final) / span).mean(axis=1)
+        assert value == pytest.approx(np.sort(gower)[:3].mean(), rel=1e-9)
+    assert ((reported >= 0) & (reported <= 1)).all()
