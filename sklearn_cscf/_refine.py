@@ -6,12 +6,13 @@ decision threshold): the search stops a little short of the cheapest values.
 After the search, the steps of the final sequences are refined, for all
 sequences of a block together:
 
-1. **Pull back.** Step by step, try the value that changes the feature least
-   (the current value of an ``"increase"`` range, the next level of an ordered
-   list, ...); otherwise bisect the step's value key between that and the
-   found value, keeping the nearest value for which the whole sequence is
-   still valid (the model's decision is the target and every constraint
-   holds).
+1. **Pull back.** Step by step, scan evenly spaced values from the one that
+   changes the feature least (the current value of an ``"increase"`` range,
+   the next level of an ordered list, ...) to the found one, take the first
+   for which the whole sequence is still valid (the model's decision is the
+   target and every constraint holds), and bisect between it and the value
+   before it: the nearest valid value, even where the model accepts only
+   islands of values.
 2. **Trade.** Pulling back one step at a time stops at the first point of the
    decision boundary it meets; the cheapest point may lie elsewhere on it,
    where one step does more and the others less. So each of an instance's
@@ -39,6 +40,8 @@ COST_TOLERANCE = 1e-9
 INACTIVE = 1.0  # an action key above 0.5 drops the action
 # each instance's cheapest sequences that also try trading steps
 TRADED_PER_INSTANCE = 3
+# values scanned between the least change and the found one before bisecting
+SCAN_POINTS = 8
 
 
 def refine(block, fronts):
@@ -165,8 +168,31 @@ def _move(block, owner, keys, positions, toward):
     valid_key, trial_key = current[movable], goal[movable]
     if rows.size == 0:
         return
-    reached = _valid(block, owner, keys, rows, column, trial_key)
-    valid_key[reached] = trial_key[reached]
+    if toward == "least":
+        # the model's acceptance need not be monotone along a step's values
+        # (a tree may accept an island of them): scan evenly spaced keys from
+        # the least change to the found one, keep the valid one nearest the
+        # least change, then bisect between it and its invalid neighbour
+        fractions = np.arange(SCAN_POINTS) / SCAN_POINTS
+        grid = trial_key[:, None] + (valid_key - trial_key)[:, None] * fractions
+        valid = _valid(
+            block,
+            owner,
+            keys,
+            np.repeat(rows, SCAN_POINTS),
+            np.repeat(column, SCAN_POINTS),
+            grid.ravel(),
+        ).reshape(grid.shape)
+        some = valid.any(axis=1)
+        first = np.where(some, valid.argmax(axis=1), SCAN_POINTS)
+        at = np.flatnonzero(some)
+        valid_key[at] = grid[at, first[at]]
+        outside = np.clip(first - 1, 0, SCAN_POINTS - 1)
+        trial_key = np.where(some, grid[np.arange(grid.shape[0]), outside], grid[:, -1])
+        reached = some & (first == 0)
+    else:
+        reached = _valid(block, owner, keys, rows, column, trial_key)
+        valid_key[reached] = trial_key[reached]
     pending = ~reached
     for _ in range(MAX_BISECTIONS):
         pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE

@@ -107,10 +107,11 @@ def compact(result, max_plans=None, all_orders=True):
     result : InstanceResult
         Its sequences sorted by cost, cheapest first.
     max_plans : int, default=None
-        Keep at most this many plans (sets of actions): the cheapest, then
-        one after another the plan whose actions differ most (Jaccard
-        distance) from those kept, the cheaper one on a tie. ``None`` keeps
-        every plan.
+        Keep at most this many plans (sets of actions): the cheapest, the one
+        of the nearest sequence (Gower distance) and, when measured, of the
+        most plausible; then one after another the plan whose actions differ
+        most (Jaccard distance) from those kept, the cheaper one on a tie.
+        ``None`` keeps every plan.
     all_orders : bool, default=True
         Keep every order of a kept plan; ``False`` keeps its cheapest.
 
@@ -128,6 +129,12 @@ def compact(result, max_plans=None, all_orders=True):
         firsts = [np.flatnonzero(plans == p)[0] for p in range(n_plans)]
         sets = [set(result.order[s, : result.lengths[s]].tolist()) for s in firsts]
         chosen = [0]
+        for name in ("gower_distance", "plausibility"):
+            if name in result.objectives:
+                best = int(plans[np.argmin(result.objectives[name])])
+                if best not in chosen:
+                    chosen.append(best)
+        chosen = chosen[:max_plans]
         while len(chosen) < max_plans:
             spread = [
                 -1.0 if p in chosen else min(_jaccard(sets[p], sets[c]) for c in chosen)

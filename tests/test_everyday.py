@@ -202,3 +202,12 @@ def test_importing_and_explaining_quietly_never_imports_tqdm():
     )
     assert out.stdout.strip() == "False"
     assert "Tqdm" not in out.stderr
+
+
+def test_the_nearest_and_most_plausible_plans_are_kept():
+    result = result_with_plans([[0], [1], [2], [3], [0, 1]])
+    result.objectives["gower_distance"] = np.array([0.5, 0.4, 0.3, 0.2, 0.1])
+    result.objectives["plausibility"] = np.array([0.5, 0.1, 0.5, 0.5, 0.5])
+    kept = compact(result, max_plans=3, all_orders=False)
+    # the cheapest {0}, the nearest {0, 1}, the most plausible {1}
+    assert kept.sequence_cost.tolist() == [0.0, 1.0, 4.0]

@@ -1,6 +1,10 @@
 """What must be reached (issue 10): a set of classes on a three-class data set,
 a margin over the decision, and a range of a regressor's output."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -233,3 +237,30 @@ def test_plausibility_is_the_distance_to_accepted_real_rows(line):
         gower = (np.abs(accepted - final) / span).mean(axis=1)
         assert value == pytest.approx(np.sort(gower)[:3].mean(), rel=1e-9)
     assert ((reported >= 0) & (reported <= 1)).all()
+
+
+def test_the_beyond_the_paper_example_runs(tmp_path):
+    example = Path(__file__).resolve().parents[1] / "examples" / "beyond_the_paper.py"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(example),
+            "--n-instances",
+            "2",
+            "--population-size",
+            "40",
+            "--generations",
+            "8",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    for setting in ("default", "plausibility", "margin 0.6", "both"):
+        assert setting in out
+    assert "most plausible" in out
+    assert "Diabetes (a Ridge regressor)" in out and "prediction" in out
+    assert "P(1 or 2)" in out

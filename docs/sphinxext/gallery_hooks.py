@@ -18,6 +18,7 @@ ORDER = [
     "plotting_gallery.py",
     "tune_budget.py",
     "choose_a_plan.py",
+    "beyond_the_paper.py",
 ]
 
 # The examples default to the paper's budget (population 500, 150
@@ -34,6 +35,7 @@ SMALL_BUDGET = [
     "0",
 ]
 ARGV = {
+    "beyond_the_paper.py": SMALL_BUDGET,
     "quickstart.py": SMALL_BUDGET,
     "worked_example.py": [],  # no options: it is small already
     "adult_cscf_vs_scf.py": SMALL_BUDGET,
