@@ -68,18 +68,20 @@ def measure(model, X_train, rejected, scenario, use_graph, args):
         random_state=args.seed,
     ).fit(X_train)
     start = time.perf_counter()
-    _, _, results = explainer._explain_results(rejected)
+    frame, details = explainer.explain(rejected, return_details=True)
     wall = time.perf_counter() - start
-    solved = [r for r in results if r.status == "ok"]
-    n_solutions = np.array([r.n_solutions for r in solved])
-    cheapest = np.array([r.sequence_cost.min() for r in solved])
-    seconds = np.array([r.total_seconds for r in results])
-    classifier = np.array([r.classifier_seconds for r in results])
+    solved = details[details["status"] == "ok"]
+    # the distinct Pareto-optimal sequences found (the frame shows fewer)
+    n_solutions = solved["n_solutions"].to_numpy()
+    ok = frame[frame["status"] == "ok"]
+    cheapest = ok.groupby("instance")["sequence_cost"].min().to_numpy()
+    seconds = details["total_seconds"].to_numpy()
+    classifier = details["model_seconds"].to_numpy()
     q1, median, q3 = (
         np.percentile(n_solutions, [25, 50, 75]) if len(solved) else [np.nan] * 3
     )
     return {
-        "rows": len(results),
+        "rows": len(details),
         "solved": len(solved),
         "median_sequences": median,
         "q1": q1,
