@@ -9,19 +9,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils import check_random_state, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_feature_names_in,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._batches import (
@@ -43,6 +38,13 @@ from sklearn_cscf._result import (
 )
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import SearchSettings
+from sklearn_cscf._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    _check_feature_names_in,
+    _fit_context,
+)
 from sklearn_cscf.actions import Action, CompiledAction, describe_error
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 

@@ -15,12 +15,12 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
-from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._refine import MAX_BISECTIONS
+from sklearn_cscf._sklearn_compat import InvalidParameterError
 
 REQUIRED_COLUMNS = [
     "instance",

@@ -15,10 +15,10 @@ from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
-from sklearn.utils._param_validation import InvalidParameterError
 
 from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._sklearn_compat import InvalidParameterError
 from sklearn_cscf.actions import CompiledAction
 from sklearn_cscf.datasets import (
     adult_actions,

@@ -8,8 +8,8 @@ those of :func:`load_adult` and :func:`load_german_credit`.
 """
 
 import numpy as np
-from sklearn.utils._param_validation import validate_params
 
+from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.actions import Action
 from sklearn_cscf.datasets._callables import (
     AbsoluteChange,

@@ -12,8 +12,8 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
 
+from sklearn_cscf._sklearn_compat import Interval, validate_params
 from sklearn_cscf.actions import Action
 from sklearn_cscf.datasets._callables import (
     AbsoluteChange,

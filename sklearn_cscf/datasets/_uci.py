@@ -14,7 +14,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import validate_params
+
+from sklearn_cscf._sklearn_compat import validate_params
 
 __all__ = ["load_adult", "load_german_credit"]
 

@@ -1,0 +1,28 @@
+"""The private parts of scikit-learn this package relies on, in one place.
+
+scikit-learn keeps its declarative parameter validation and a few helpers in
+private modules. They are imported here only, so that a change in a new
+scikit-learn release is mended in this one file (imbalanced-learn does the
+same in ``imblearn/utils/_sklearn_compat.py``). Supported: scikit-learn 1.6
+and later.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_params,
+)
+from sklearn.utils.validation import _check_feature_names_in
+
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "InvalidParameterError",
+    "StrOptions",
+    "_check_feature_names_in",
+    "_fit_context",
+    "validate_params",
+]
