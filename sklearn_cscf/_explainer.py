@@ -84,9 +84,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         SCF variant (every discount is 1).
     target_class : label, list of labels or "opposite", default=None
         The class to reach (for a classifier). ``None``: the positive class
-        ``classes_[1]`` of a binary problem. A list (or set) of labels: any
-        of these classes will do. ``"opposite"``: for each row, any class but
-        the one the model predicts for it now.
+        ``classes_[1]`` of a binary problem; with more classes, as
+        ``"opposite"``. A list (or set) of labels: any of these classes will
+        do. ``"opposite"``: for each row, any class but the one the model
+        predicts for it now.
     target_range : (float, float), default=None
         For a regressor (a model without ``classes_``): the range of its
         prediction to reach, ``(low, high)`` (``-inf``/``inf`` for an open
@@ -459,15 +460,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             names.append(" or ".join(str(c) for c in classes[chosen]))
             self._target_code = 2 * n
             self._set_target = True
-        elif target is None:
-            if n != 2:
-                raise ValueError(
-                    f"target_class=None needs a binary classifier; this one has "
-                    f"classes {classes.tolist()}. Name the class (or classes) to "
-                    "reach, or give 'opposite'."
-                )
+        elif target is None and n == 2:
             self._target_code = 1
-        elif isinstance(target, str) and target == "opposite":
+        elif target is None or (isinstance(target, str) and target == "opposite"):
             self._target_code = None  # from each row's decision
             self._set_target = n > 2
         else:

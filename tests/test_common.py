@@ -4,7 +4,7 @@ import functools
 
 import pytest
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.estimator_checks import estimator_checks_generator
+from sklearn.utils.estimator_checks import check_estimator, estimator_checks_generator
 
 from sklearn_cscf import SequentialCounterfactualExplainer
 
@@ -46,3 +46,14 @@ def test_the_common_checks_are_collected():
     names = {_name(check) for _, check in CHECKS}
     # the explainer is checked as an estimator and as a transformer
     assert {"check_fit_check_is_fitted", "check_transformer_general"} <= names
+
+
+@pytest.mark.slow
+def test_the_default_explainer_passes_check_estimator():
+    # the default estimator (gradient boosting) at the paper's budget: minutes
+    results = check_estimator(SequentialCounterfactualExplainer(), on_fail=None)
+    failed = [
+        (r["check_name"], r["exception"]) for r in results if r["status"] == "failed"
+    ]
+    assert not failed
+    assert sum(r["status"] == "passed" for r in results) >= 30

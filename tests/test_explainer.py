@@ -1054,16 +1054,17 @@ def test_target_explicit_label_multiclass(credit_data, credit_pipeline, credit_a
     )
 
 
-@pytest.mark.parametrize("target_class", [None])
-def test_target_needing_binary_on_multiclass_raises(
-    credit_data, credit_pipeline, credit_actions, target_class
+def test_no_target_on_multiclass_means_any_other_class(
+    credit_data, credit_pipeline, credit_actions
 ):
     X, _ = credit_data
     y = np.select([X["income"] < 50, X["income"] < 100], ["low", "mid"], "high")
     model = credit_pipeline.fit(X, y)
-    explainer = credit_explainer(model, credit_actions, target_class=target_class)
-    with pytest.raises(ValueError, match="binary"):
-        explainer.fit(X)
+    explainer = credit_explainer(model, credit_actions).fit(X)
+    rows = X.iloc[:3]
+    frame = explainer.explain(rows)
+    targets = frame.groupby("instance", sort=False)["target_class"].first()
+    assert targets.tolist() == [f"not {c}" for c in model.predict(rows)]
 
 
 def test_invalid_target_class_is_named(credit_data, credit_model, credit_actions):
