@@ -85,6 +85,7 @@ numpydoc_xref_ignore = {
     "default",
     "instance",
     "label",
+    "labels",
     "estimator",
     "matplotlib",
     "ignored",

@@ -1,5 +1,5 @@
 """Beyond the paper: plausible plans, plans with a margin, regressors, classes
-=========================================================================
+============================================================================
 
 Four things the CSCF paper does not do, each one parameter of the explainer:
 
