@@ -150,7 +150,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         status ``"error"`` with a ``message`` naming what failed, finishes
         the other rows, and warns once with the number of failed rows;
         ``"raise"`` re-raises the exception at once.
-    batch_size : int, default=32
+    batch_size : int, default=64
         Instances searched together, in lock-step: each generation, the new
         states of all of them go to the classifier in one call, which is much
         cheaper per row than one call per instance. Results do not depend on
@@ -274,7 +274,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         max_plans=5,
         all_orders=False,
         errors="warn",
-        batch_size=32,
+        batch_size=64,
         n_jobs=None,
         random_state=None,
         verbose=0,
