@@ -18,6 +18,8 @@ The public surface:
 - :func:`choose_plan` and :func:`summarize_recourse`: one plan per person
   (the knee of the front, weights, or the cheapest), and what the chosen
   plans of many people have in common.
+- :func:`replay`: re-applies every reported sequence from scratch and checks
+  each step (values, conditions, costs, the model's verdicts).
 - :mod:`sklearn_cscf.plotting`: plots of the explanations (needs matplotlib).
 - ``python -m sklearn_cscf``: the command-line demo.
 """
@@ -26,6 +28,7 @@ from sklearn_cscf import datasets, metrics, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
+from sklearn_cscf.replay import replay
 from sklearn_cscf.reporting import describe, read_explanations, show
 from sklearn_cscf.selection import choose_plan, summarize_recourse
 
@@ -42,6 +45,7 @@ __all__ = [
     "metrics",
     "plotting",
     "read_explanations",
+    "replay",
     "show",
     "summarize_recourse",
 ]
