@@ -1,0 +1,676 @@
+"""Property tests (hypothesis): every reported sequence replays.
+
+Random mixed data (numeric and integer columns, plain and ordered or unordered
+pandas categorical columns, booleans, rows with NaN), random action sets
+(every kind of value space: learned ones, ranges with and without a grid and
+a direction, ordered and unordered lists, fixed values; pre- and
+postconditions; chained effects), random feature graphs (tau in [0, 1]) and a
+model (a logistic-regression pipeline with one-hot encoding, or a duck-typed
+rule with or without ``predict_proba``), searched with tiny budgets. For every
+reported sequence, :func:`sklearn_cscf.replay` re-applies it from the row and
+checks: it replays to the reported states; the model's ``predict`` accepts the
+final state; each step respects its value space, direction and conditions;
+``cost == effort * discount``; ``sequence_cost`` is the sum; no action
+repeats. Besides: the statuses cover every input row, and ``already_target``
+rows are exactly those the model already accepts.
+
+Everything random is drawn as a plain, printable specification (dicts, tuples
+and small callable dataclasses), so a falsifying example prints as code-like
+data and :func:`build` turns it back into the data, model and explainer.
+
+The default pytest run tries a few examples; ``CSCF_PROPERTIES=ci`` (2,000
+examples, CI) or ``CSCF_PROPERTIES=long`` (10,000) selects a longer profile:
+
+    CSCF_PROPERTIES=ci python -m pytest -m properties tests/test_properties.py
+"""
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer, replay
+
+# ---------------------------------------------------------------------- #
+# profiles: a few examples by default, CSCF_PROPERTIES=ci|long for more
+# ---------------------------------------------------------------------- #
+EXAMPLES = {"quick": 8, "ci": 2_000, "long": 10_000}
+for _name, _count in EXAMPLES.items():
+    settings.register_profile(
+        f"properties-{_name}",
+        max_examples=_count,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
+    )
+PROFILE = os.environ.get("CSCF_PROPERTIES", "quick")
+if PROFILE in EXAMPLES:
+    PROPERTIES = settings.get_profile(f"properties-{PROFILE}")
+elif PROFILE.isdigit():  # a number of examples
+    PROPERTIES = settings(
+        settings.get_profile("properties-quick"), max_examples=int(PROFILE)
+    )
+else:
+    raise ValueError(
+        f"CSCF_PROPERTIES={PROFILE!r}: choose one of {sorted(EXAMPLES)} or a "
+        "number of examples."
+    )
+
+pytestmark = pytest.mark.properties
+
+CATEGORIES = ["a", "b", "c", "d"]
+NEW = "new"  # a category no row holds, introduced by an action
+
+
+# ---------------------------------------------------------------------- #
+# the callables of actions and edges: printable, vectorised, NaN-safe
+# ---------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class Constant:
+    """Cost: a fixed effort."""
+
+    value: float
+
+    def __call__(self, b, a):
+        return self.value
+
+
+@dataclass(frozen=True)
+class AbsChange:
+    """Cost: ``scale * |change|`` of a numeric feature (0 from or to NaN)."""
+
+    feature: str
+    scale: float
+
+    def __call__(self, b, a):
+        return self.scale * np.nan_to_num(np.abs(a[self.feature] - b[self.feature]))
+
+
+@dataclass(frozen=True)
+class Changed:
+    """Cost: ``value`` when the feature changed, else 0."""
+
+    feature: str
+    value: float
+
+    def __call__(self, b, a):
+        return np.where(a[self.feature] != b[self.feature], self.value, 0.0)
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """Cost depending on another numeric feature before the step."""
+
+    feature: str
+    scale: float
+
+    def __call__(self, b, a):
+        return self.scale * (1.0 + np.abs(np.nan_to_num(b[self.feature])) / 10.0)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Effect: the numeric target moves by ``delta``."""
+
+    target: str
+    delta: float
+
+    def __call__(self, b, a):
+        return b[self.target] + self.delta
+
+
+@dataclass(frozen=True)
+class Follow:
+    """Effect: ``a[source] * factor + offset``; ``source`` is the action's
+    own numeric feature or the target of an earlier effect (a chain)."""
+
+    source: str
+    factor: float
+    offset: float
+
+    def __call__(self, b, a):
+        return a[self.source] * self.factor + self.offset
+
+
+@dataclass(frozen=True)
+class SetLabel:
+    """Effect: a categorical target takes ``label``."""
+
+    label: object
+
+    def __call__(self, b, a):
+        return self.label
+
+
+@dataclass(frozen=True)
+class SwitchOn:
+    """Effect: ``high`` where ``a[source]`` exceeds (or equals, for a
+    category) ``pivot``, else ``low``."""
+
+    source: str
+    pivot: object
+    high: object
+    low: object
+
+    def __call__(self, b, a):
+        values = a[self.source]
+        if values.dtype.kind == "f":
+            hit = np.nan_to_num(values, nan=-np.inf) > self.pivot
+        else:
+            hit = values == self.pivot
+        return np.where(hit, self.high, self.low).astype(object)
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """Precondition ``b[feature] <= bound`` (a number) or
+    ``b[feature] != bound`` (a category)."""
+
+    feature: str
+    bound: object
+
+    def __call__(self, b):
+        return _at_most(b[self.feature], self.bound)
+
+
+@dataclass(frozen=True)
+class AfterAtMost:
+    """Postcondition: the same on the state after the step."""
+
+    feature: str
+    bound: object
+
+    def __call__(self, b, a):
+        return _at_most(a[self.feature], self.bound)
+
+
+@dataclass(frozen=True)
+class Limited:
+    """Postcondition: a numeric feature grows by at most ``margin``."""
+
+    feature: str
+    margin: float
+
+    def __call__(self, b, a):
+        return a[self.feature] <= b[self.feature] + self.margin
+
+
+def _at_most(values, bound):
+    if values.dtype.kind == "f":
+        return values <= bound
+    return values != bound
+
+
+@dataclass(frozen=True)
+class ConstantTau:
+    value: float
+
+    def __call__(self, x):
+        return self.value
+
+
+@dataclass(frozen=True)
+class LinearTau:
+    source: str
+    intercept: float
+    slope: float
+
+    def __call__(self, x):
+        values = np.nan_to_num(x[self.source])
+        return np.clip(self.intercept + self.slope * values, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class LabelTau:
+    source: str
+    label: object
+    hit: float
+    miss: float
+
+    def __call__(self, x):
+        return np.where(x[self.source] == self.label, self.hit, self.miss)
+
+
+# ---------------------------------------------------------------------- #
+# the models
+# ---------------------------------------------------------------------- #
+class Rule:
+    """A duck-typed fitted classifier: a linear score of the numeric features
+    (NaN as 0) plus a bonus per category, through a sigmoid."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, weights, bonus, threshold):
+        self.weights, self.bonus, self.threshold = weights, bonus, threshold
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.weights}, {self.bonus}, {self.threshold})"
+
+    def score(self, X):
+        score = np.full(len(X), -self.threshold)
+        for name, weight in self.weights.items():
+            score += weight * np.nan_to_num(np.asarray(X[name], dtype=float))
+        for (name, label), bonus in self.bonus.items():
+            score += bonus * (np.asarray(X[name], dtype=object) == label)
+        return score
+
+    def predict_proba(self, X):
+        p = 1.0 / (1.0 + np.exp(-np.clip(self.score(X), -50, 50)))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+class RulePredictOnly(Rule):
+    """The same rule without ``predict_proba`` (``target_proba`` is NaN)."""
+
+    def __getattribute__(self, name):
+        if name == "predict_proba":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+    def predict(self, X):
+        return self.classes_[(Rule.predict_proba(self, X)[:, 1] > 0.5).astype(int)]
+
+
+def logistic_pipeline(numeric, categorical):
+    steps = []
+    if numeric:
+        steps.append(
+            ("numbers", make_pipeline(SimpleImputer(), StandardScaler()), numeric)
+        )
+    if categorical:
+        steps.append(
+            ("categories", OneHotEncoder(handle_unknown="ignore"), categorical)
+        )
+    return make_pipeline(ColumnTransformer(steps), LogisticRegression())
+
+
+# ---------------------------------------------------------------------- #
+# strategies: a specification of data, actions, graph, model and search
+# ---------------------------------------------------------------------- #
+small_floats = st.floats(-20.0, 20.0, allow_nan=False, allow_infinity=False)
+unit = st.floats(0.0, 1.0, allow_nan=False)
+positive = st.floats(0.0, 5.0, allow_nan=False)
+
+
+@st.composite
+def columns(draw):
+    """Column name -> (kind, values, categories or None)."""
+    n_rows = draw(st.integers(4, 10))
+    n_numeric = draw(st.integers(0, 3))
+    n_categorical = draw(st.integers(0 if n_numeric else 1, 2))
+    spec = {}
+    for j in range(n_numeric):
+        kind = draw(st.sampled_from(["float", "int"]))
+        value = small_floats if kind == "float" else st.integers(-10, 30)
+        nan = draw(st.booleans())
+        rest = st.one_of(value, st.just(np.nan)) if nan else value
+        values = [
+            draw(value),
+            *draw(st.lists(rest, min_size=n_rows - 1, max_size=n_rows - 1)),
+        ]
+        spec[f"x{j}"] = (kind, values, None)
+    for j in range(n_categorical):
+        kind = draw(st.sampled_from(["str", "object", "ordered", "unordered", "bool"]))
+        if kind == "bool":
+            categories = [False, True]
+        else:
+            categories = draw(st.permutations(CATEGORIES))[: draw(st.integers(2, 4))]
+        label = st.sampled_from(categories)
+        nan = draw(st.booleans())
+        rest = st.one_of(label, st.just(np.nan)) if nan else label
+        values = [
+            draw(label),
+            *draw(st.lists(rest, min_size=n_rows - 1, max_size=n_rows - 1)),
+        ]
+        spec[f"c{j}"] = (kind, values, categories)
+    return spec
+
+
+def make_frame(spec):
+    data = {}
+    for name, (kind, values, categories) in spec.items():
+        if kind == "float":
+            data[name] = np.array(values, dtype=float)
+        elif kind == "int":
+            array = np.array(values, dtype=float)
+            data[name] = array if np.isnan(array).any() else array.astype(np.int64)
+        elif kind in ("ordered", "unordered"):
+            data[name] = pd.Categorical(
+                values, categories=categories, ordered=kind == "ordered"
+            )
+        elif kind == "bool":
+            data[name] = (
+                pd.Series(values, dtype=object)
+                if any(v is np.nan for v in values)
+                else np.array(values, dtype=bool)
+            )
+        else:  # pandas' str dtype, or labels as Python objects
+            data[name] = pd.Series(values, dtype=object if kind == "object" else None)
+    return pd.DataFrame(data)
+
+
+def labels_of(spec, name):
+    """The labels a categorical column holds (all of them for booleans)."""
+    kind, values, categories = spec[name]
+    seen = {v for v in values if v is not np.nan}
+    return [c for c in categories if c in seen]
+
+
+@st.composite
+def value_spaces(draw, spec, name):
+    """``values``, ``direction`` and ``step`` of an action setting ``name``."""
+    kind, values, categories = spec[name]
+    directions = st.sampled_from(["any", "increase", "decrease"])
+    if categories is None:  # numeric
+        space = draw(st.sampled_from(["learned", "range", "grid", "list", "fixed"]))
+        step = None
+        if space == "learned":
+            out = None
+            step = draw(st.sampled_from([None, None, 0.5, 1.0, 3.0]))
+        elif space in ("range", "grid"):
+            low = draw(st.floats(-25.0, 25.0))
+            out = (low, low + draw(st.floats(0.0, 40.0)))
+            step = draw(st.sampled_from([0.5, 1.0, 2.5])) if space == "grid" else None
+        elif space == "list":
+            out = draw(
+                st.lists(st.integers(-25, 30), min_size=1, max_size=4, unique=True)
+            )
+            out = [float(v) / 2 for v in out]
+        else:
+            out = float(draw(st.integers(-25, 30)))
+        return out, draw(directions), step
+    space = draw(st.sampled_from(["learned", "list", "fixed"]))
+    if space == "learned":  # a direction needs ordered categories
+        return None, draw(directions) if kind == "ordered" else "any", None
+    pool = [*categories, NEW] if kind != "bool" else list(categories)
+    if space == "list":
+        chosen = draw(st.permutations(pool))[: draw(st.integers(1, len(pool)))]
+        return chosen, draw(directions), None
+    return draw(st.sampled_from(pool)), draw(directions), None
+
+
+@st.composite
+def costs(draw, spec, name, names):
+    numeric = [n for n in names if spec[n][2] is None]
+    options = [
+        st.none(),
+        st.builds(Constant, positive),
+        st.builds(Changed, st.just(name), positive),
+    ]
+    if spec[name][2] is None:
+        options.append(st.builds(AbsChange, st.just(name), positive))
+    if numeric:
+        options.append(st.builds(Scaled, st.sampled_from(numeric), positive))
+    return draw(st.one_of(options))
+
+
+@st.composite
+def effects(draw, spec, name, names):
+    """Up to two effects on other features; the second may read the first."""
+    others = [n for n in names if n != name]
+    if not others:
+        return None
+    targets = draw(st.lists(st.sampled_from(others), max_size=2, unique=True))
+    numeric_sources = [name] if spec[name][2] is None else []
+    out = {}
+    for target in targets:
+        if spec[target][2] is None:
+            options = [st.builds(Shift, st.just(target), small_floats)]
+            if numeric_sources:
+                options.append(
+                    st.builds(
+                        Follow,
+                        st.sampled_from(numeric_sources),
+                        st.floats(-2.0, 2.0),
+                        small_floats,
+                    )
+                )
+            out[target] = draw(st.one_of(options))
+            numeric_sources.append(target)  # a later effect may follow it
+        else:
+            labels = labels_of(spec, target)
+            label = st.sampled_from(labels)
+            options = [st.builds(SetLabel, label)]
+            sources = numeric_sources + [
+                n for n in [name, *out] if spec[n][2] is not None
+            ]
+            if sources:
+                source = draw(st.sampled_from(sources))
+                pivot = (
+                    small_floats
+                    if spec[source][2] is None
+                    else st.sampled_from(spec[source][2])
+                )
+                options.append(
+                    st.builds(SwitchOn, st.just(source), pivot, label, label)
+                )
+            out[target] = draw(st.one_of(options))
+    return out or None
+
+
+@st.composite
+def conditions(draw, spec, names):
+    name = draw(st.sampled_from(names))
+    bound = small_floats if spec[name][2] is None else st.sampled_from(spec[name][2])
+    pre = draw(st.one_of(st.none(), st.builds(AtMost, st.just(name), bound)))
+    post_options = [st.none(), st.builds(AfterAtMost, st.just(name), bound)]
+    if spec[name][2] is None:
+        post_options.append(st.builds(Limited, st.just(name), st.floats(0.0, 30.0)))
+    return pre, draw(st.one_of(post_options))
+
+
+@st.composite
+def action_specs(draw, spec):
+    names = list(spec)
+    if draw(st.integers(0, 9)) == 0:
+        return None  # the default actions, one per feature
+    n_actions = draw(st.integers(1, 4))
+    actions = []
+    for i in range(n_actions):
+        name = draw(st.sampled_from(names))
+        values, direction, step = draw(value_spaces(spec, name))
+        pre, post = draw(conditions(spec, names))
+        actions.append(
+            {
+                "name": f"act{i}",
+                "feature": name,
+                "values": values,
+                "direction": direction,
+                "step": step,
+                "cost": draw(costs(spec, name, names)),
+                "effects": draw(effects(spec, name, names)),
+                "precondition": pre,
+                "postcondition": post,
+            }
+        )
+    return actions
+
+
+@st.composite
+def edges(draw, spec):
+    names = list(spec)
+    if len(names) < 2:
+        return []
+    pairs = st.tuples(st.sampled_from(names), st.sampled_from(names)).filter(
+        lambda p: p[0] != p[1]
+    )
+    chosen = draw(st.lists(pairs, max_size=4, unique=True))
+    out = []
+    for source, target in chosen:
+        options = [st.builds(ConstantTau, unit)]
+        if spec[source][2] is None:
+            options.append(
+                st.builds(LinearTau, st.just(source), unit, st.floats(-0.2, 0.2))
+            )
+        else:
+            options.append(
+                st.builds(
+                    LabelTau,
+                    st.just(source),
+                    st.sampled_from(spec[source][2]),
+                    unit,
+                    unit,
+                )
+            )
+        out.append((source, target, draw(st.one_of(options))))
+    return out
+
+
+@st.composite
+def model_specs(draw, spec):
+    # the pipeline is the realistic black box, and ten times slower to ask
+    kind = draw(st.sampled_from(["logistic", "rule", "rule", "rule-predict"]))
+    numeric = [n for n in spec if spec[n][2] is None]
+    weights = {n: draw(st.floats(-1.0, 1.0)) for n in numeric}
+    bonus = {}
+    for n in spec:
+        if spec[n][2] is not None:
+            bonus[(n, draw(st.sampled_from(spec[n][2])))] = draw(st.floats(-3, 3))
+    return {
+        "kind": kind,
+        "weights": weights,
+        "bonus": bonus,
+        "threshold": draw(st.floats(-3.0, 3.0)),
+    }
+
+
+@st.composite
+def problems(draw):
+    spec = draw(columns())
+    n_rows = len(next(iter(spec.values()))[1])
+    rows = draw(
+        st.lists(st.integers(0, n_rows - 1), min_size=1, max_size=4, unique=True)
+    )
+    return {
+        "columns": spec,
+        "actions": draw(action_specs(spec)),
+        "edges": draw(edges(spec)),
+        "model": draw(model_specs(spec)),
+        "explainer": {
+            "target_class": draw(st.sampled_from([None, "opposite"])),
+            "population_size": draw(st.integers(4, 12)),
+            "n_generations": draw(st.integers(1, 4)),
+            "max_sequence_length": draw(st.sampled_from([None, None, 1, 2, 3])),
+            "refine": draw(st.booleans()),
+            "batch_size": draw(st.sampled_from([1, 32])),
+            "random_state": draw(st.integers(0, 2**16)),
+        },
+        "rows": rows,
+    }
+
+
+# ---------------------------------------------------------------------- #
+# from the specification to data, model and explainer
+# ---------------------------------------------------------------------- #
+def build(problem):
+    """``(explainer, rows)`` of a specification drawn by :func:`problems`."""
+    X = make_frame(problem["columns"])
+    model = problem["model"]
+    rule = Rule(model["weights"], model["bonus"], model["threshold"])
+    if model["kind"] == "rule":
+        estimator = rule
+    elif model["kind"] == "rule-predict":
+        estimator = RulePredictOnly(
+            model["weights"], model["bonus"], model["threshold"]
+        )
+    else:
+        # the rule's labels, both classes guaranteed
+        score = rule.score(X)
+        y = (score > np.median(score)).astype(int)
+        y[np.argmax(score)], y[np.argmin(score)] = 1, 0
+        if y.min() == y.max():
+            y[0] = 1 - y[0]
+        numeric = [n for n, c in problem["columns"].items() if c[2] is None]
+        categorical = [n for n in X.columns if n not in numeric]
+        estimator = logistic_pipeline(numeric, categorical).fit(X, y)
+    actions = None
+    if problem["actions"] is not None:
+        actions = [Action(**spec) for spec in problem["actions"]]
+    graph = FeatureGraph(problem["edges"]) if problem["edges"] else None
+    explainer = SequentialCounterfactualExplainer(
+        estimator, actions=actions, feature_graph=graph, **problem["explainer"]
+    ).fit(X)
+    rows = X.iloc[problem["rows"]]
+    return explainer, rows
+
+
+# ---------------------------------------------------------------------- #
+# the properties
+# ---------------------------------------------------------------------- #
+def failures(replayed):
+    """The rows of a replay that did not pass, as text."""
+    bad = replayed.loc[~replayed["passed"]]
+    keys = ["instance", "solution", "step", "action", "problems"]
+    return bad[keys].to_string(max_colwidth=400)
+
+
+@PROPERTIES
+@given(problem=problems())
+def test_every_reported_sequence_replays(problem):
+    explainer, rows = build(problem)
+    explanations, states = explainer.explain(rows, return_states=True)
+    replayed = replay(explainer, rows, explanations, states)
+
+    # every check of the replay: states, values, conditions, costs, verdicts
+    assert replayed["passed"].all(), failures(replayed)
+
+    ok = replayed[replayed["status"] == "ok"]
+    steps = ok[ok["step"] > 0]
+    # the model's predict accepts the final state of every sequence
+    assert ok.loc[ok["final"], "accepted"].all()
+    # each step respects its value space, direction and conditions
+    assert steps[["in_space", "in_direction", "precondition", "postcondition"]].all(
+        axis=None
+    )
+    # no action repeats
+    assert not steps["repeated"].any()
+    reported = explanations[explanations["status"] == "ok"]
+    # cost == effort * discount, with an effort >= 0 and a discount in [0, 1]
+    np.testing.assert_allclose(
+        reported["cost"], reported["effort"] * reported["discount"], rtol=1e-9
+    )
+    assert (reported["effort"] >= 0).all(), reported["effort"].tolist()
+    assert reported["discount"].between(0.0, 1.0).all()
+    # sequence_cost is the sum of the costs
+    by_sequence = reported.groupby(["instance", "solution"])
+    np.testing.assert_allclose(
+        by_sequence["sequence_cost"].first(),
+        by_sequence["cost"].agg(lambda cost: cost.to_numpy().sum()),
+        rtol=1e-9,
+    )
+    # distinct sequences, numbered by ascending cost
+    for _, sequences in reported.groupby("instance"):
+        orders = sequences.groupby("solution")["action"].agg(tuple)
+        assert orders.is_unique, orders.tolist()
+        costs_ = sequences.groupby("solution")["sequence_cost"].first()
+        assert costs_.index.tolist() == list(range(len(costs_)))
+        assert costs_.is_monotonic_increasing
+
+    # the statuses cover every input row, one status per row
+    status = explanations.groupby("instance", sort=False)["status"]
+    assert set(explanations["instance"]) == set(rows.index)
+    assert (status.nunique() == 1).all()
+    others = explanations[explanations["status"] != "ok"]
+    assert others["instance"].is_unique
+    # already_target rows are exactly those the model already accepts
+    start = replayed[replayed["step"] == 0].groupby("instance")["accepted"].first()
+    already = status.first() == "already_target"
+    assert start.reindex(already.index).tolist() == already.tolist()
