@@ -104,7 +104,7 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     explanations : DataFrame
         The frame returned by ``explainer.explain(X)``, or any subset of its
         rows that keeps whole sequences (a frame read back with
-        :func:`pandas.read_csv` works too).
+        ``pandas.read_csv`` works too).
     states : DataFrame, default=None
         The states returned with it by ``explain(X, return_states=True)``;
         each replayed state is compared with the reported one.
@@ -205,8 +205,11 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
 
     >>> tampered = explanations.copy()
     >>> tampered.loc[0, "cost"] += 1.0
-    >>> replay(explainer, rejected, tampered)["passed"].all()
-    np.False_
+    >>> checked = replay(explainer, rejected, tampered)
+    >>> bool(checked["passed"].all())
+    False
+    >>> print(checked.loc[~checked["passed"], "problems"].iloc[0])  # doctest: +ELLIPSIS
+    cost: reported ..., replayed effort x discount ...
     """
     check_is_fitted(explainer)
     X = _as_2d(X)
