@@ -299,7 +299,8 @@ def logistic_pipeline(numeric, categorical):
         steps.append(
             ("categories", OneHotEncoder(handle_unknown="ignore"), categorical)
         )
-    return make_pipeline(ColumnTransformer(steps), LogisticRegression())
+    # weak regularisation: a few rows still give a model of both classes
+    return make_pipeline(ColumnTransformer(steps), LogisticRegression(C=100.0))
 
 
 # ---------------------------------------------------------------------- #
@@ -322,9 +323,14 @@ def columns(draw):
         value = small_floats if kind == "float" else st.integers(-10, 30)
         nan = draw(st.booleans())
         rest = st.one_of(value, st.just(np.nan)) if nan else value
+        # two known values, different but for an occasional constant column
+        first = draw(value)
+        constant = draw(st.integers(0, 7)) == 0
+        second = first if constant else draw(value.filter(lambda v: v != first))
         values = [
-            draw(value),
-            *draw(st.lists(rest, min_size=n_rows - 1, max_size=n_rows - 1)),
+            first,
+            second,
+            *draw(st.lists(rest, min_size=n_rows - 2, max_size=n_rows - 2)),
         ]
         spec[f"x{j}"] = (kind, values, None)
     for j in range(n_categorical):
@@ -336,9 +342,11 @@ def columns(draw):
         label = st.sampled_from(categories)
         nan = draw(st.booleans())
         rest = st.one_of(label, st.just(np.nan)) if nan else label
+        first = draw(label)  # two known labels, different
         values = [
-            draw(label),
-            *draw(st.lists(rest, min_size=n_rows - 1, max_size=n_rows - 1)),
+            first,
+            draw(label.filter(lambda v: v != first)),
+            *draw(st.lists(rest, min_size=n_rows - 2, max_size=n_rows - 2)),
         ]
         spec[f"c{j}"] = (kind, values, categories)
     return spec
@@ -470,11 +478,15 @@ def effects(draw, spec, name, names):
 def conditions(draw, spec, names):
     name = draw(st.sampled_from(names))
     bound = small_floats if spec[name][2] is None else st.sampled_from(spec[name][2])
-    pre = draw(st.one_of(st.none(), st.builds(AtMost, st.just(name), bound)))
-    post_options = [st.none(), st.builds(AfterAtMost, st.just(name), bound)]
+    # mostly without conditions: they often make every sequence infeasible
+    pre = None
+    if draw(st.integers(0, 2)) == 0:
+        pre = draw(st.builds(AtMost, st.just(name), bound))
+    post_options = [st.builds(AfterAtMost, st.just(name), bound)]
     if spec[name][2] is None:
         post_options.append(st.builds(Limited, st.just(name), st.floats(0.0, 30.0)))
-    return pre, draw(st.one_of(post_options))
+    post = draw(st.one_of(post_options)) if draw(st.integers(0, 2)) == 0 else None
+    return pre, post
 
 
 @st.composite
@@ -538,17 +550,22 @@ def edges(draw, spec):
 def model_specs(draw, spec):
     # the pipeline is the realistic black box, and ten times slower to ask
     kind = draw(st.sampled_from(["logistic", "rule", "rule", "rule-predict"]))
-    numeric = [n for n in spec if spec[n][2] is None]
-    weights = {n: draw(st.floats(-1.0, 1.0)) for n in numeric}
+    # every feature matters: weights away from 0 (a constant model has no
+    # counterfactual to report)
+    magnitude = st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(0.2, 2.0)).map(
+        lambda pair: pair[0] * pair[1]
+    )
+    weights = {n: draw(magnitude) for n in spec if spec[n][2] is None}
     bonus = {}
     for n in spec:
         if spec[n][2] is not None:
-            bonus[(n, draw(st.sampled_from(spec[n][2])))] = draw(st.floats(-3, 3))
+            bonus[(n, draw(st.sampled_from(spec[n][2])))] = 2 * draw(magnitude)
     return {
         "kind": kind,
         "weights": weights,
         "bonus": bonus,
-        "threshold": draw(st.floats(-3.0, 3.0)),
+        # the share of the training rows the rule rejects
+        "quantile": draw(st.floats(0.2, 0.8)),
     }
 
 
@@ -566,7 +583,7 @@ def problems(draw):
         "model": draw(model_specs(spec)),
         "explainer": {
             "target_class": draw(st.sampled_from([None, "opposite"])),
-            "population_size": draw(st.integers(4, 12)),
+            "population_size": draw(st.integers(6, 16)),
             "n_generations": draw(st.integers(1, 4)),
             "max_sequence_length": draw(st.sampled_from([None, None, 1, 2, 3])),
             "refine": draw(st.booleans()),
@@ -584,17 +601,15 @@ def build(problem):
     """``(explainer, rows)`` of a specification drawn by :func:`problems`."""
     X = make_frame(problem["columns"])
     model = problem["model"]
-    rule = Rule(model["weights"], model["bonus"], model["threshold"])
+    score = Rule(model["weights"], model["bonus"], 0.0).score(X)
+    threshold = float(np.quantile(score, model["quantile"]))
     if model["kind"] == "rule":
-        estimator = rule
+        estimator = Rule(model["weights"], model["bonus"], threshold)
     elif model["kind"] == "rule-predict":
-        estimator = RulePredictOnly(
-            model["weights"], model["bonus"], model["threshold"]
-        )
+        estimator = RulePredictOnly(model["weights"], model["bonus"], threshold)
     else:
-        # the rule's labels, both classes guaranteed
-        score = rule.score(X)
-        y = (score > np.median(score)).astype(int)
+        # trained on the rule's labels, both classes guaranteed
+        y = (score > threshold).astype(int)
         y[np.argmax(score)], y[np.argmin(score)] = 1, 0
         if y.min() == y.max():
             y[0] = 1 - y[0]
