@@ -289,6 +289,25 @@ class RulePredictOnly(Rule):
         return self.classes_[(Rule.predict_proba(self, X)[:, 1] > 0.5).astype(int)]
 
 
+class Bands(Rule):
+    """Three classes (text labels) by bands of the rule's score: ``"low"``
+    below ``-spread``, ``"high"`` above ``spread``, ``"mid"`` between."""
+
+    classes_ = np.array(["high", "low", "mid"])
+
+    def __init__(self, weights, bonus, threshold, spread):
+        super().__init__(weights, bonus, threshold)
+        self.spread = spread
+
+    def predict_proba(self, X):
+        score = np.clip(self.score(X), -50, 50)
+        logits = np.column_stack(
+            [score - self.spread, -score - self.spread, np.zeros_like(score)]
+        )
+        exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return exp / exp.sum(axis=1, keepdims=True)
+
+
 def logistic_pipeline(numeric, categorical):
     steps = []
     if numeric:
@@ -380,6 +399,19 @@ def labels_of(spec, name):
     kind, values, categories = spec[name]
     seen = {v for v in values if v is not np.nan}
     return [c for c in categories if c in seen]
+
+
+def fresh_values(spec, name):
+    """A value of column ``name`` for a row not in the training data: a
+    number perhaps outside the observed range, any known category, or NaN."""
+    kind, values, categories = spec[name]
+    if categories is None:
+        value = st.floats(-60.0, 60.0) if kind == "float" else st.integers(-30, 60)
+    elif kind in ("ordered", "unordered"):
+        value = st.sampled_from(categories)  # unobserved ones are known too
+    else:
+        value = st.sampled_from(labels_of(spec, name))
+    return st.one_of(value, st.just(np.nan))
 
 
 @st.composite
@@ -549,7 +581,7 @@ def edges(draw, spec):
 @st.composite
 def model_specs(draw, spec):
     # the pipeline is the realistic black box, and ten times slower to ask
-    kind = draw(st.sampled_from(["logistic", "rule", "rule", "rule-predict"]))
+    kind = draw(st.sampled_from(["logistic", "rule", "rule", "rule-predict", "bands"]))
     # every feature matters: weights away from 0 (a constant model has no
     # counterfactual to report)
     magnitude = st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(0.2, 2.0)).map(
@@ -566,6 +598,7 @@ def model_specs(draw, spec):
         "bonus": bonus,
         # the share of the training rows the rule rejects
         "quantile": draw(st.floats(0.2, 0.8)),
+        "spread": draw(st.floats(0.1, 2.0)),  # of the middle band
     }
 
 
@@ -576,13 +609,23 @@ def problems(draw):
     rows = draw(
         st.lists(st.integers(0, n_rows - 1), min_size=1, max_size=4, unique=True)
     )
+    model = draw(model_specs(spec))
+    extra = None  # a row to explain that is not in the training data
+    if draw(st.booleans()):
+        extra = {name: draw(fresh_values(spec, name)) for name in spec}
+    if model["kind"] == "bands":  # a class to name
+        targets = st.sampled_from(list(Bands.classes_))
+    else:
+        targets = st.sampled_from([None, "opposite", 0, 1])
     return {
         "columns": spec,
+        # the labels of the rows: positions, other numbers or text
+        "index": draw(st.sampled_from(["range", "numbers", "text"])),
         "actions": draw(action_specs(spec)),
         "edges": draw(edges(spec)),
-        "model": draw(model_specs(spec)),
+        "model": model,
         "explainer": {
-            "target_class": draw(st.sampled_from([None, "opposite"])),
+            "target_class": draw(targets),
             "population_size": draw(st.integers(6, 16)),
             "n_generations": draw(st.integers(1, 4)),
             "max_sequence_length": draw(st.sampled_from([None, None, 1, 2, 3])),
@@ -591,6 +634,7 @@ def problems(draw):
             "random_state": draw(st.integers(0, 2**16)),
         },
         "rows": rows,
+        "extra": extra,
     }
 
 
@@ -600,6 +644,10 @@ def problems(draw):
 def build(problem):
     """``(explainer, rows)`` of a specification drawn by :func:`problems`."""
     X = make_frame(problem["columns"])
+    if problem["index"] == "numbers":
+        X.index = 100 + np.arange(len(X))[::-1]
+    elif problem["index"] == "text":
+        X.index = [f"row{i}" for i in range(len(X))]
     model = problem["model"]
     score = Rule(model["weights"], model["bonus"], 0.0).score(X)
     threshold = float(np.quantile(score, model["quantile"]))
@@ -607,6 +655,8 @@ def build(problem):
         estimator = Rule(model["weights"], model["bonus"], threshold)
     elif model["kind"] == "rule-predict":
         estimator = RulePredictOnly(model["weights"], model["bonus"], threshold)
+    elif model["kind"] == "bands":
+        estimator = Bands(model["weights"], model["bonus"], threshold, model["spread"])
     else:
         # trained on the rule's labels, both classes guaranteed
         y = (score > threshold).astype(int)
@@ -624,6 +674,13 @@ def build(problem):
         estimator, actions=actions, feature_graph=graph, **problem["explainer"]
     ).fit(X)
     rows = X.iloc[problem["rows"]]
+    if problem["extra"] is not None:
+        label = {"range": len(X), "numbers": 999, "text": "new"}[problem["index"]]
+        extra = pd.DataFrame({n: [v] for n, v in problem["extra"].items()})
+        for name, dtype in X.dtypes.items():
+            if isinstance(dtype, pd.CategoricalDtype):
+                extra[name] = pd.Categorical(extra[name], dtype=dtype)
+        rows = pd.concat([rows, extra.set_axis([label])])
     return explainer, rows
 
 
@@ -673,8 +730,8 @@ def test_every_reported_sequence_replays(problem):
     )
     # distinct sequences, numbered by ascending cost
     for _, sequences in reported.groupby("instance"):
-        orders = sequences.groupby("solution")["action"].agg(tuple)
-        assert orders.is_unique, orders.tolist()
+        orders = [tuple(steps["action"]) for _, steps in sequences.groupby("solution")]
+        assert len(set(orders)) == len(orders), orders
         costs_ = sequences.groupby("solution")["sequence_cost"].first()
         assert costs_.index.tolist() == list(range(len(costs_)))
         assert costs_.is_monotonic_increasing
