@@ -308,6 +308,71 @@ class Bands(Rule):
         return exp / exp.sum(axis=1, keepdims=True)
 
 
+class Both:
+    """Accepts only where two rules both accept (each on half of the
+    features), like the worked example: a rejected row often needs two steps,
+    or one whose consequences reach both halves."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"Both({self.first!r}, {self.second!r})"
+
+    def predict_proba(self, X):
+        p = np.minimum(
+            self.first.predict_proba(X)[:, 1], self.second.predict_proba(X)[:, 1]
+        )
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+def both_rules(X, weights, bonus, quantile):
+    """:class:`Both` on the features of ``weights`` and ``bonus``, split in
+    alternation; each rule rejects about ``quantile`` of the rows of ``X``."""
+    terms = [*weights.items(), *bonus.items()]
+    rules = []
+    for half in (terms[0::2], terms[1::2]):
+        w = {k: v for k, v in half if k in weights}
+        b = {k: v for k, v in half if k in bonus}
+        score = Rule(w, b, 0.0).score(X)
+        threshold = float(np.quantile(score, quantile)) if half else -1.0
+        rules.append(Rule(w, b, threshold))
+    return Both(*rules)
+
+
+class AllOf:
+    """Accepts only the rows holding every target label, like the worked
+    example's model: every missing label takes a step of its own."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, targets):
+        self.targets = targets
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"AllOf({self.targets!r})"
+
+    def predict_proba(self, X):
+        accepted = np.ones(len(X), dtype=bool)
+        for name, label in self.targets.items():
+            accepted &= np.asarray(X[name], dtype=object) == label
+        return np.column_stack([~accepted, accepted]).astype(float)
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
 def logistic_pipeline(numeric, categorical):
     steps = []
     if numeric:
@@ -418,7 +483,7 @@ def fresh_values(spec, name):
 def value_spaces(draw, spec, name):
     """``values``, ``direction`` and ``step`` of an action setting ``name``."""
     kind, values, categories = spec[name]
-    directions = st.sampled_from(["any", "increase", "decrease"])
+    directions = st.sampled_from(["any", "any", "increase", "decrease"])
     if categories is None:  # numeric
         space = draw(st.sampled_from(["learned", "range", "grid", "list", "fixed"]))
         step = None
@@ -527,9 +592,11 @@ def action_specs(draw, spec):
     if draw(st.integers(0, 9)) == 0:
         return None  # the default actions, one per feature
     n_actions = draw(st.integers(1, 4))
+    # each feature once before any twice: sequences can change several
+    features = draw(st.permutations(names))
     actions = []
     for i in range(n_actions):
-        name = draw(st.sampled_from(names))
+        name = features[i % len(features)]
         values, direction, step = draw(value_spaces(spec, name))
         pre, post = draw(conditions(spec, names))
         actions.append(
@@ -581,7 +648,8 @@ def edges(draw, spec):
 @st.composite
 def model_specs(draw, spec):
     # the pipeline is the realistic black box, and ten times slower to ask
-    kind = draw(st.sampled_from(["logistic", "rule", "rule", "rule-predict", "bands"]))
+    kinds = ["logistic", "rule", "rule", "rule-predict", "bands", "both", "both"]
+    kind = draw(st.sampled_from(kinds))
     # every feature matters: weights away from 0 (a constant model has no
     # counterfactual to report)
     magnitude = st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(0.2, 2.0)).map(
@@ -603,13 +671,74 @@ def model_specs(draw, spec):
 
 
 @st.composite
+def chains(draw):
+    """The worked example (Fig. 2), generalised: an action per categorical
+    column sets its target label (an effort, maybe a consequence on a numeric
+    column), the model accepts only rows holding every target label, and the
+    graph's edges between the columns make the order matter. Sequences of two
+    to four steps."""
+    k = draw(st.integers(2, 4))
+    n_rows = draw(st.integers(3, 8))
+    spec = {}
+    for j in range(k):
+        kind = draw(st.sampled_from(["str", "object", "ordered", "unordered"]))
+        categories = draw(st.permutations(CATEGORIES))[: draw(st.integers(2, 4))]
+        label = st.sampled_from(categories)
+        spec[f"c{j}"] = (
+            kind,
+            draw(st.lists(label, min_size=n_rows, max_size=n_rows)),
+            categories,
+        )
+    spec["x0"] = (
+        "float",
+        draw(st.lists(small_floats, min_size=n_rows, max_size=n_rows)),
+        None,
+    )
+    targets = {f"c{j}": draw(st.sampled_from(spec[f"c{j}"][2])) for j in range(k)}
+    actions = [
+        {
+            "name": f"set_c{j}",
+            "feature": f"c{j}",
+            "values": label,
+            "cost": Constant(draw(st.floats(0.5, 20.0))),
+            "effects": draw(
+                st.one_of(
+                    st.none(),
+                    st.builds(lambda delta: {"x0": Shift("x0", delta)}, small_floats),
+                )
+            ),
+        }
+        for j, label in enumerate(targets.values())
+    ]
+    pairs = [(f"c{a}", f"c{b}") for a in range(k) for b in range(k) if a != b]
+    chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, unique=True))
+    graph = [
+        (source, target, LabelTau(source, targets[source], draw(unit), draw(unit)))
+        for source, target in chosen
+    ]
+    if draw(st.booleans()):
+        graph.append(
+            (
+                "x0",
+                draw(st.sampled_from(list(targets))),
+                LinearTau("x0", draw(unit), draw(st.floats(-0.2, 0.2))),
+            )
+        )
+    return spec, actions, graph, {"kind": "all", "targets": targets}
+
+
+@st.composite
 def problems(draw):
-    spec = draw(columns())
+    if draw(st.integers(0, 3)) == 0:  # a quarter: the worked example's kind
+        spec, actions, graph, model = draw(chains())
+    else:
+        spec = draw(columns())
+        model = draw(model_specs(spec))
+        actions, graph = draw(action_specs(spec)), draw(edges(spec))
     n_rows = len(next(iter(spec.values()))[1])
     rows = draw(
         st.lists(st.integers(0, n_rows - 1), min_size=1, max_size=4, unique=True)
     )
-    model = draw(model_specs(spec))
     extra = None  # a row to explain that is not in the training data
     if draw(st.booleans()):
         extra = {name: draw(fresh_values(spec, name)) for name in spec}
@@ -621,13 +750,13 @@ def problems(draw):
         "columns": spec,
         # the labels of the rows: positions, other numbers or text
         "index": draw(st.sampled_from(["range", "numbers", "text"])),
-        "actions": draw(action_specs(spec)),
-        "edges": draw(edges(spec)),
+        "actions": actions,
+        "edges": graph,
         "model": model,
         "explainer": {
             "target_class": draw(targets),
-            "population_size": draw(st.integers(6, 16)),
-            "n_generations": draw(st.integers(1, 4)),
+            "population_size": draw(st.integers(8, 24)),
+            "n_generations": draw(st.integers(2, 6)),
             "max_sequence_length": draw(st.sampled_from([None, None, 1, 2, 3])),
             "refine": draw(st.booleans()),
             "batch_size": draw(st.sampled_from([1, 32])),
@@ -649,14 +778,19 @@ def build(problem):
     elif problem["index"] == "text":
         X.index = [f"row{i}" for i in range(len(X))]
     model = problem["model"]
-    score = Rule(model["weights"], model["bonus"], 0.0).score(X)
-    threshold = float(np.quantile(score, model["quantile"]))
-    if model["kind"] == "rule":
+    if model["kind"] != "all":
+        score = Rule(model["weights"], model["bonus"], 0.0).score(X)
+        threshold = float(np.quantile(score, model["quantile"]))
+    if model["kind"] == "all":
+        estimator = AllOf(model["targets"])
+    elif model["kind"] == "rule":
         estimator = Rule(model["weights"], model["bonus"], threshold)
     elif model["kind"] == "rule-predict":
         estimator = RulePredictOnly(model["weights"], model["bonus"], threshold)
     elif model["kind"] == "bands":
         estimator = Bands(model["weights"], model["bonus"], threshold, model["spread"])
+    elif model["kind"] == "both":
+        estimator = both_rules(X, model["weights"], model["bonus"], model["quantile"])
     else:
         # trained on the rule's labels, both classes guaranteed
         y = (score > threshold).astype(int)
@@ -735,6 +869,25 @@ def test_every_reported_sequence_replays(problem):
         costs_ = sequences.groupby("solution")["sequence_cost"].first()
         assert costs_.index.tolist() == list(range(len(costs_)))
         assert costs_.is_monotonic_increasing
+
+    # no reported sequence dominates another of its instance (Eq. 3: cost,
+    # Gower distance and the tweak count of each feature some action changes)
+    affects = {a.name: a.affected_features for a in explainer.actions_}
+    counted = sorted({f for features in affects.values() for f in features}, key=str)
+    for _, sequences in reported.groupby("instance"):
+        F = np.array(
+            [
+                [
+                    steps["sequence_cost"].iloc[0],
+                    steps["gower_distance"].iloc[0],
+                    *(sum(f in affects[a] for a in steps["action"]) for f in counted),
+                ]
+                for _, steps in sequences.groupby("solution")
+            ]
+        )
+        for objectives in F:
+            dominating = (F <= objectives).all(axis=1) & (F < objectives).any(axis=1)
+            assert not dominating.any(), F
 
     # the statuses cover every input row, one status per row
     status = explanations.groupby("instance", sort=False)["status"]
