@@ -1,25 +1,29 @@
 """Property tests (hypothesis): every reported sequence replays.
 
 Random mixed data (numeric and integer columns, plain and ordered or unordered
-pandas categorical columns, booleans, rows with NaN), random action sets
-(every kind of value space: learned ones, ranges with and without a grid and
-a direction, ordered and unordered lists, fixed values; pre- and
-postconditions; chained effects), random feature graphs (tau in [0, 1]) and a
-model (a logistic-regression pipeline with one-hot encoding, or a duck-typed
-rule with or without ``predict_proba``), searched with tiny budgets. For every
-reported sequence, :func:`sklearn_cscf.replay` re-applies it from the row and
-checks: it replays to the reported states; the model's ``predict`` accepts the
-final state; each step respects its value space, direction and conditions;
-``cost == effort * discount``; ``sequence_cost`` is the sum; no action
-repeats. Besides: the statuses cover every input row, and ``already_target``
-rows are exactly those the model already accepts.
+pandas categorical columns, booleans, rows with NaN, rows outside the observed
+range), random action sets (every kind of value space: learned ones, ranges
+with and without a grid and a direction, ordered and unordered lists, fixed
+values; pre- and postconditions; chained effects), random feature graphs (tau
+in [0, 1]) and a model (a logistic-regression pipeline with one-hot encoding,
+or duck-typed rules: with or without ``predict_proba``, three classes with
+text labels, two rules that must both accept), searched with tiny budgets; a
+quarter of the examples generalise the paper's worked example (two to four
+steps whose order the graph prices). For every reported sequence,
+:func:`sklearn_cscf.replay` re-applies it from the row and checks: it replays
+to the reported states; the model's ``predict`` accepts the final state; each
+step respects its value space, direction and conditions; ``cost == effort *
+discount``; ``sequence_cost`` is the sum; no action repeats. Besides: efforts
+are non-negative numbers, sequences are distinct, numbered by cost and do not
+dominate one another (Eq. 3), the statuses cover every input row, and
+``already_target`` rows are exactly those the model already accepts.
 
 Everything random is drawn as a plain, printable specification (dicts, tuples
 and small callable dataclasses), so a falsifying example prints as code-like
 data and :func:`build` turns it back into the data, model and explainer.
 
 The default pytest run tries a few examples; ``CSCF_PROPERTIES=ci`` (2,000
-examples, CI) or ``CSCF_PROPERTIES=long`` (10,000) selects a longer profile:
+examples, CI), ``CSCF_PROPERTIES=long`` (10,000) or a number selects more:
 
     CSCF_PROPERTIES=ci python -m pytest -m properties tests/test_properties.py
 """
