@@ -69,8 +69,11 @@ COLUMNS = (
     "passed",
 )
 _CHECKS = ("repeated", "in_space", "in_direction", "precondition", "postcondition")
+# text columns: pandas' string dtype with Python storage, as explain's frame
+_TEXT = pd.StringDtype("python")
 _OK = "ok"
 _ALREADY_TARGET = "already_target"
+_ERROR = "error"
 
 
 def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
@@ -85,11 +88,16 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     the discount ``g`` of :meth:`FeatureGraph.discount
     <sklearn_cscf.FeatureGraph.discount>` on the state before (Eq. 1-2; 1
     without a graph), and ask the model about the new state. The value spaces
-    are those the explainer learned in ``fit`` (``explainer.actions_``).
+    are those the explainer learned in ``fit`` (``explainer.actions_``); what
+    must be reached follows its ``target_class`` (a class, a set of classes,
+    or ``"opposite"``: any class but the one the model predicts for the row),
+    ``min_target_proba`` and, for a regressor, ``target_range`` and
+    ``target_margin``.
 
     Each step is then compared with what the frame reports (the old value, the
-    effort, the discount, the cost, the probability of the target class, the
-    sequence's cost, effort, length and Gower distance) and, with ``states``,
+    effort, the discount, the cost, the probability of the target class or a
+    regressor's prediction, the sequence's cost, effort, length and Gower
+    distance, the target's name) and, with ``states``,
     with the reported state after the step. Everything that does not hold is
     named in the ``problems`` column; ``passed`` says there is nothing there.
 
@@ -132,10 +140,15 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
           action's conditions return (True without one). These are NA on
           step 0;
         - ``predicted``: the model's ``predict`` of the state (the class of
-          largest ``predict_proba`` for a model without ``predict``);
-          ``target_class``: the class to reach; ``target_proba``: the
-          ``predict_proba`` of that class (NaN without ``predict_proba``);
-          ``accepted``: ``predicted`` is the target class;
+          largest ``predict_proba`` for a model without ``predict``; a
+          regressor's output); ``target_class``: what to reach, named as in
+          the frame (a class, ``"a or b"``, ``"not a"``, or a regressor's
+          ``"[low, high]"``); ``target_proba``: the ``predict_proba`` of the
+          acceptable classes together (NaN without ``predict_proba`` and for
+          a regressor); ``accepted``: ``predicted`` is an acceptable class
+          (with ``target_proba >= min_target_proba`` when set), or lies in
+          the range within the margin. The model is not asked about the row
+          of an instance with status ``"error"`` (``predicted`` is missing);
         - ``final``: the row is the final state of its sequence (or the row
           of an instance without a sequence);
         - ``problems``: what is wrong with the row, ``"; "``-separated (empty
@@ -148,10 +161,11 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
         If ``explanations`` or ``states`` is not a DataFrame.
     ValueError
         If the frame does not fit ``X`` or the explainer: a missing column,
-        an instance that is not a row of ``X``, an action or a target class
+        an instance that is not a row of ``X`` (or labels several), an action
         the explainer does not know, a sequence whose steps are not numbered
-        ``1, 2, ...``, an instance with both sequences and another status, or
-        a feature of ``X`` named like a column of the replay.
+        ``1, 2, ...``, an instance with both sequences and another status or
+        with several targets, or a feature of ``X`` named like a column of
+        the replay.
 
     See Also
     --------
@@ -163,17 +177,20 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     What ``problems`` can hold, per row:
 
     - on each step: a repeated action, a new value outside the value space or
-      against the direction, a failed pre- or postcondition, a feature that is
-      not the action's, a reported old value, effort, discount or cost that
-      differs from the replay, a reported cost that is not the reported effort
-      times the reported discount, a ``target_proba`` that differs from the
-      model's, and (with ``states``) a state that differs from the replay;
+      against the direction, a failed pre- or postcondition, an effort that is
+      not a finite number >= 0, a feature that is not the action's, a reported
+      old value, effort, discount or cost that differs from the replay, a
+      reported cost that is not the reported effort times the reported
+      discount, a ``target_proba`` (or ``prediction``) that differs from the
+      model's, the model failing on the state, and (with ``states``) a state
+      that differs from the replay;
     - on each step, about its sequence: a reported ``sequence_cost`` that is
       not the replayed sum of costs, and a ``sequence_effort``, ``length`` or
       ``gower_distance`` that differs from the replay;
-    - on the final step: the model does not predict the target class;
-    - on step 0: the model already predicts the target class for an instance
-      with a sequence (or ``"no_counterfactual"``), or does not for an
+    - on the final step: the model does not reach the target;
+    - on step 0: a ``target_class`` other than the explainer's target for the
+      row; the model already reaches the target for an instance with a
+      sequence (or ``"no_counterfactual"``), or does not for an
       ``"already_target"`` instance.
 
     Examples
@@ -270,9 +287,15 @@ class _Context:
             for action in explainer.actions_
         }
         self.graph = explainer.feature_graph
-        self.classes = np.asarray(explainer.classes_)
         self.max_length = explainer.max_sequence_length
         self.estimator = explainer.estimator_
+        # what to reach: classes (one, a set, "opposite"), or a regressor's range
+        classes = explainer.classes_
+        self.classes = None if classes is None else np.asarray(classes)
+        self.target_class = explainer.target_class
+        self.min_proba = getattr(explainer, "min_target_proba", None)
+        self.target_range = getattr(explainer, "target_range", None)
+        self.target_margin = getattr(explainer, "target_margin", 0.0) or 0.0
 
     # -- values ---------------------------------------------------------- #
     def start_state(self, position):
@@ -327,23 +350,80 @@ class _Context:
         return self.atol + self.rtol * max(abs(s) for s in scale)
 
     # -- the model --------------------------------------------------------- #
-    def verdicts(self, states, targets):
-        """The model's predicted class and target probability of each state
-        (one call of each of ``predict`` and ``predict_proba`` for all)."""
+    def verdicts(self, states):
+        """The model's decision on each state, and its probabilities (None
+        without ``predict_proba``), in one call of each for all states; a
+        state the model fails on gets ``None`` and the error's text."""
+        try:
+            predicted, proba = self._ask(states)
+            if proba is None:
+                proba = [None] * len(states)
+            return predicted, proba, [None] * len(states)
+        except Exception:  # one state at a time, to name the ones that fail
+            pass
+        predicted, proba, failures = [], [], []
+        for state in states:
+            try:
+                label, row = self._ask([state])
+                predicted.append(label[0])
+                proba.append(None if row is None else row[0])
+                failures.append(None)
+            except Exception as exc:
+                predicted.append(None)
+                proba.append(None)
+                failures.append(f"{type(exc).__name__}: {exc}")
+        return predicted, proba, failures
+
+    def _ask(self, states):
         if not states:
-            return np.empty(0, dtype=self.classes.dtype), np.empty(0)
+            return [], None
         data = self.model_input(states)
         estimator = self.estimator
         proba = None
-        if hasattr(estimator, "predict_proba"):
+        if self.classes is not None and hasattr(estimator, "predict_proba"):
             proba = np.asarray(estimator.predict_proba(data), dtype=float)
         if hasattr(estimator, "predict"):
             predicted = np.asarray(estimator.predict(data))
         else:
             predicted = self.classes[proba.argmax(axis=1)]
+        return list(predicted), None if proba is None else list(proba)
+
+    def target(self, decision):
+        """``(acceptable, name)``: which classes reach the target for an
+        instance the model now assigns to ``decision``, and the target's name
+        in the frame (see the explainer's ``target_class``)."""
+        classes, target = self.classes, self.target_class
+        if isinstance(target, list | tuple | set | frozenset | np.ndarray | pd.Index):
+            accept = np.isin(classes, list(target))
+            return accept, " or ".join(str(c) for c in classes[accept])
+        if target is None and classes.shape[0] == 2:
+            return classes == classes[1], classes[1]
+        if target is None or (isinstance(target, str) and target == "opposite"):
+            if decision is None:
+                return np.zeros(classes.shape[0], dtype=bool), None
+            accept = classes != decision
+            if classes.shape[0] == 2:
+                return accept, classes[accept][0]
+            return accept, f"not {decision}"
+        return classes == target, target
+
+    def reaches(self, predicted, proba, accept):
+        """Whether a state reaches the target, and its score (the probability
+        of the acceptable classes, or a regressor's prediction)."""
+        if predicted is None:
+            return False, np.nan
+        if self.classes is None:
+            low, high = (float(v) for v in self.target_range)
+            value = float(predicted)
+            margin = self.target_margin
+            return bool(low + margin <= value <= high - margin), value
+        reached = bool(accept[np.flatnonzero(self.classes == predicted)].any())
         if proba is None:
-            return predicted, np.full(len(states), np.nan)
-        return predicted, proba[np.arange(len(states)), targets]
+            return reached, np.nan
+        chance = float(np.asarray(proba)[accept].sum())
+        if self.min_proba is not None and chance < self.min_proba:
+            reached = False
+        return reached, chance
 
     def model_input(self, states):
         """The states as rows of the kind ``X`` holds (and the model takes)."""
@@ -392,7 +472,7 @@ class _Context:
                 "an instance has either sequences (status 'ok') or one row of "
                 "another status."
             )
-        target = self.target(label, rows)
+        target = self.reported_target(label, rows)
         if statuses != [_OK]:
             if len(rows) != 1:
                 raise ValueError(
@@ -431,24 +511,15 @@ class _Context:
             )
         return int(position)
 
-    def target(self, label, rows):
-        """Index in ``classes_`` of the instance's target class."""
+    def reported_target(self, label, rows):
+        """The instance's target as the frame names it (missing: unknown)."""
         values = rows["target_class"].astype(object).unique().tolist()
-        if len(values) != 1 or _missing(values[0]):
+        if len(values) != 1:
             raise ValueError(
                 f"Instance {label!r} has the target classes {values}; it needs "
                 "exactly one."
             )
-        value = values[0]
-        matches = np.flatnonzero(self.classes == value)
-        if matches.size == 0:  # a frame read from CSV holds text
-            matches = np.flatnonzero([str(c) == str(value) for c in self.classes])
-        if matches.size == 0:
-            raise ValueError(
-                f"Instance {label!r}: the target class {value!r} is not one of "
-                f"the explainer's classes {self.classes.tolist()}."
-            )
-        return int(matches[0])
+        return None if _missing(values[0]) else values[0]
 
     def start_record(self, label, solution, status, x0, target):
         return {
@@ -456,8 +527,7 @@ class _Context:
             "solution": solution,
             "step": 0,
             "status": status,
-            "target": target,
-            "target_class": self.classes[target],
+            "reported_target": target,
             "final": False,
             "problems": [],
             "state": dict(x0),
@@ -481,8 +551,6 @@ class _Context:
         for step in steps.itertuples(index=False):
             record = self.replay_step(label, step, state, taken)
             record["solution"] = solution
-            record["target"] = target
-            record["target_class"] = self.classes[target]
             state = record["state"]
             taken.add(step.action)
             records.append(record)
@@ -585,7 +653,12 @@ class _Context:
         for record in taken:
             problems = record["problems"]
             step = record.pop("reported")
-            record["reported_proba"] = _float(step.target_proba)
+            # the score after the step: a probability, or a regressor's output
+            record["reported_score"] = _float(
+                getattr(step, "prediction", np.nan)
+                if self.classes is None
+                else step.target_proba
+            )
             name = record["feature"]
             if record["repeated"]:
                 problems.append(f"action {record['action']!r} repeated")
@@ -603,6 +676,10 @@ class _Context:
                 problems.append("precondition fails")
             if not record["postcondition"]:
                 problems.append("postcondition fails")
+            if not (np.isfinite(record["effort"]) and record["effort"] >= 0):
+                problems.append(
+                    f"effort {_fmt(record['effort'])} is not a finite number >= 0"
+                )
             old = (
                 self.label(name, step.old_value)
                 if self.categorical[name]
@@ -692,32 +769,61 @@ class _Context:
 
     def judge(self, records):
         """Ask the model about every state and check its verdicts."""
-        targets = np.array([r["target"] for r in records], dtype=np.intp)
-        predicted, proba = self.verdicts([r["state"] for r in records], targets)
-        for record, label, p in zip(records, predicted, proba):
-            wanted = self.classes[record["target"]]
-            record["predicted"] = label
-            record["target_proba"] = float(p)
-            record["accepted"] = bool(label == wanted)
-            label, wanted = _plain(label), _plain(wanted)
-            status, problems = record["status"], record["problems"]
+        # a row that failed in the search (status "error") is not asked again
+        asked = [r for r in records if r["status"] != _ERROR]
+        for record in records:
+            record.update(predicted=None, target_proba=np.nan, accepted=False)
+        predicted, proba, failures = self.verdicts([r["state"] for r in asked])
+        starts = {}
+        for record, label, row, failure in zip(asked, predicted, proba, failures):
+            record["predicted"], record["proba"] = label, row
+            if failure is not None:
+                record["problems"].append(f"the model fails: {failure}")
             if record["step"] == 0:
-                if status == _ALREADY_TARGET and not record["accepted"]:
-                    problems.append(
-                        f"status 'already_target', but the model predicts {label!r}"
-                    )
-                elif status != _ALREADY_TARGET and record["accepted"]:
-                    problems.append(
-                        f"status {status!r}, but the model already predicts the "
-                        f"target class {wanted!r}"
-                    )
-                continue
-            self.compare(problems, "target_proba", record["reported_proba"], p)
-            if record["final"] and not record["accepted"]:
+                starts.setdefault(record["instance"], record)
+        for record in asked:
+            start = starts[record["instance"]]
+            accept, name = (None, None)
+            if self.classes is not None:
+                accept, name = self.target(start["predicted"])
+            else:
+                low, high = (float(v) for v in self.target_range)
+                name = f"[{low:g}, {high:g}]"
+            record["target_class"] = name
+            record["accepted"], score = self.reaches(
+                record["predicted"], record.get("proba"), accept
+            )
+            if self.classes is None:
+                record["predicted"] = score
+            else:
+                record["target_proba"] = score
+            self.check_verdict(record, name, score)
+
+    def check_verdict(self, record, name, score):
+        status, problems = record["status"], record["problems"]
+        label = _plain(record["predicted"])
+        what = "the target" if self.classes is None else f"the target {_plain(name)!r}"
+        if record["step"] == 0:
+            reported = record["reported_target"]
+            if name is not None and (reported is None or str(reported) != str(name)):
                 problems.append(
-                    f"the model predicts {label!r} after the last step, not the "
-                    f"target class {wanted!r}"
+                    f"target_class: reported {_plain(reported)!r}, expected "
+                    f"{_plain(name)!r}"
                 )
+            if status == _ALREADY_TARGET and not record["accepted"]:
+                problems.append(
+                    f"status 'already_target', but the model predicts {label!r}, "
+                    f"not {what}"
+                )
+            elif status != _ALREADY_TARGET and record["accepted"]:
+                problems.append(f"status {status!r}, but the model reaches {what}")
+            return
+        column = "prediction" if self.classes is None else "target_proba"
+        self.compare(problems, column, record["reported_score"], score)
+        if record["final"] and not record["accepted"]:
+            problems.append(
+                f"the model predicts {label!r} after the last step, not {what}"
+            )
 
     # -- the frame ------------------------------------------------------------ #
     def to_frame(self, records):
@@ -734,8 +840,8 @@ class _Context:
             {
                 "solution": "Int64",
                 "step": "Int64",
-                "status": "string",
-                "action": "string",
+                "status": _TEXT,
+                "action": _TEXT,
                 "old_value": object,
                 "new_value": object,
                 "effort": float,
@@ -746,15 +852,19 @@ class _Context:
                 "target_proba": float,
                 "accepted": bool,
                 "final": bool,
-                "problems": "string",
+                "problems": _TEXT,
                 "passed": bool,
             }
         )
         head["instance"] = pd.array(head["instance"].tolist(), dtype=self.index.dtype)
         if all(isinstance(name, str) for name in self.names):
-            head["feature"] = head["feature"].astype("string")
-        for column in ("predicted", "target_class"):
-            head[column] = _as_labels(head[column].tolist(), self.classes)
+            head["feature"] = head["feature"].astype(_TEXT)
+        if self.classes is None:  # a regressor: its output, and the range
+            head["predicted"] = head["predicted"].astype(float)
+            head["target_class"] = head["target_class"].astype(_TEXT)
+        else:  # class labels; a set of classes ("a or b", "not a") is text
+            for column in ("predicted", "target_class"):
+                head[column] = _as_labels(head[column].tolist(), self.classes)
         features = self.model_input([state for _, state in rows])
         if not self.is_frame:
             features = pd.DataFrame(features, columns=self.names)
@@ -911,12 +1021,18 @@ def _state_lookup(states, context):
 
 
 def _as_labels(values, classes):
-    """Class labels as a column of the dtype of ``classes``."""
+    """Class labels in the dtype of ``classes``; other names (a set of
+    classes) as text; missing ones (rows the model was not asked about) kept."""
+    known = [v for v in values if not _missing(v)]
+    if not all((classes == v).any() for v in known):
+        return pd.array([None if _missing(v) else str(v) for v in values], _TEXT)
     array = np.asarray(values, dtype=object)
-    try:
-        return pd.array(array.astype(classes.dtype), dtype=classes.dtype)
-    except (TypeError, ValueError):
-        return pd.array(array, dtype=object)
+    if len(known) == len(values):
+        try:
+            return pd.array(array.astype(classes.dtype), dtype=classes.dtype)
+        except (TypeError, ValueError):
+            pass
+    return pd.array(array, dtype=object)
 
 
 def _one(value):

@@ -188,7 +188,7 @@ def test_repeated_action_is_caught(worked_explainer, worked_X, worked_explained)
     assert replayed["repeated"].sum() == 1
     assert "action 'a2_education' repeated" in problems_of(replayed)
     # the final state misses the new job: the model does not accept it
-    assert "not the target class" in problems_of(replayed)
+    assert "not the target 1" in problems_of(replayed)
     assert not replayed["passed"].all()
 
 
@@ -235,7 +235,7 @@ def test_wrong_status_is_caught(worked_explainer, worked_X, worked_explained):
         {"already_target": "no_counterfactual"}
     )
     problems = problems_of(replay(worked_explainer, worked_X, tampered))
-    assert "status 'no_counterfactual', but the model already predicts" in problems
+    assert "status 'no_counterfactual', but the model reaches the target 1" in problems
 
 
 def test_a_short_sequence_is_caught(worked_explainer, worked_X, worked_explained):
@@ -244,9 +244,7 @@ def test_a_short_sequence_is_caught(worked_explainer, worked_X, worked_explained
     tampered = explanations.drop(index=rows[2])
     tampered.loc[rows[:2], "length"] = 2
     problems = problems_of(replay(worked_explainer, worked_X, tampered))
-    assert "the model predicts 0 after the last step, not the target class 1" in (
-        problems
-    )
+    assert "the model predicts 0 after the last step, not the target 1" in problems
 
 
 def test_wrong_state_is_caught(worked_explainer, worked_X, worked_explained):
@@ -389,21 +387,11 @@ def test_failing_condition_is_caught(credit_explainer, credit_rejected):
     assert "precondition fails" in step["problems"].iloc[0]
 
 
-def test_array_input(credit_model):
+def test_array_input():
     """An array X: instances are row positions, features column positions."""
     X = np.array([[0.0, 10.0], [5.0, 2.0], [10.0, 0.0]])
-
-    class Sum:
-        classes_ = np.array([0, 1])
-
-        def __sklearn_is_fitted__(self):
-            return True
-
-        def predict(self, X):
-            return (np.asarray(X)[:, 0] >= 5).astype(int)
-
     explainer = SequentialCounterfactualExplainer(
-        Sum(), actions=[Action("raise", 0, values=(0.0, 10.0))], **SMALL
+        Threshold(), actions=[Action("raise", 0, values=(0.0, 10.0))], **SMALL
     ).fit(X)
     explanations, states = explainer.explain(X, return_states=True)
     replayed = replay(explainer, X, explanations, states)
@@ -441,8 +429,8 @@ def test_errors(worked_explainer, worked_X, worked_explained):
         replay(worked_explainer, worked_X, explanations.assign(instance=7))
     with pytest.raises(ValueError, match="'fly' is not one of the explainer"):
         replay(worked_explainer, worked_X, explanations.assign(action="fly"))
-    with pytest.raises(ValueError, match="target class 'yes' is not one of"):
-        replay(worked_explainer, worked_X, explanations.assign(target_class="yes"))
+    wrong = replay(worked_explainer, worked_X, explanations.assign(target_class="y"))
+    assert "target_class: reported 'y', expected 1" in problems_of(wrong)
     gap = explanations.copy()
     gap.loc[cheapest_rows(explanations)[1], "step"] = 5
     with pytest.raises(ValueError, match=r"the steps are \[1, 3, 5\]"):
@@ -457,10 +445,22 @@ def test_errors(worked_explainer, worked_X, worked_explained):
         replay(worked_explainer, worked_X, explanations, states=[])
 
 
-def test_a_feature_named_like_a_column(worked_model):
-    X = pd.DataFrame({"cost": [1.0, 2.0], "job": ["Seller", "Developer"]})
+class Threshold:
+    """A fitted duck-typed classifier: class 1 where the first column >= 5."""
+
+    classes_ = np.array([0, 1])
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict(self, X):
+        return (np.asarray(X)[:, 0].astype(float) >= 5).astype(int)
+
+
+def test_a_feature_named_like_a_column():
+    X = pd.DataFrame({"cost": [1.0, 7.0], "job": ["Seller", "Developer"]})
     explainer = SequentialCounterfactualExplainer(
-        worked_model, actions=[Action("a", "cost")]
+        Threshold(), actions=[Action("a", "cost")]
     ).fit(X)
     frame = pd.DataFrame(columns=["instance", "status", *COLUMNS])
     frame = frame.assign(old_number=[], new_number=[], length=[], target_class=[])
@@ -480,3 +480,124 @@ def test_not_fitted():
 
     with pytest.raises(NotFittedError):
         replay(SequentialCounterfactualExplainer(), pd.DataFrame(), pd.DataFrame())
+
+
+# ---------------------------------------------------------------------- #
+# what to reach: sets of classes, "opposite", a margin, a regressor's range
+# ---------------------------------------------------------------------- #
+class Bands:
+    """Three classes by bands of x: "low" below 3, "high" above 7, else "mid"."""
+
+    classes_ = np.array(["high", "low", "mid"])
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        x = np.asarray(X["x"], dtype=float)
+        logits = np.column_stack([x - 7.0, 3.0 - x, np.zeros_like(x)])
+        exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return exp / exp.sum(axis=1, keepdims=True)
+
+
+BANDS_X = pd.DataFrame({"x": [1.0, 5.0, 9.0, 0.0, 10.0]})
+
+
+@pytest.mark.parametrize(
+    ("target", "names"),
+    [
+        ("opposite", {"not low", "not mid", "not high"}),
+        (["high", "low"], {"high or low"}),
+        ("high", {"high"}),
+    ],
+)
+def test_class_targets(target, names):
+    explainer = SequentialCounterfactualExplainer(
+        Bands(),
+        actions=[Action("move", "x", values=(0.0, 10.0))],
+        target_class=target,
+        **SMALL,
+    ).fit(BANDS_X)
+    rows = BANDS_X.iloc[:3]
+    explanations, states = explainer.explain(rows, return_states=True)
+    replayed = replay(explainer, rows, explanations, states)
+
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+    assert set(replayed["target_class"]) == names
+    # the probability of the acceptable classes together
+    final = replayed[replayed["final"] & (replayed["status"] == "ok")]
+    assert (final["target_proba"] > 1 / 3).all()
+    wrong = explanations.assign(target_class="low")
+    if target != "opposite":
+        assert not replay(explainer, rows, wrong)["passed"].all()
+
+
+def test_a_margin_over_the_decision():
+    explainer = SequentialCounterfactualExplainer(
+        Bands(),
+        actions=[Action("move", "x", values=(0.0, 10.0))],
+        target_class="high",
+        min_target_proba=0.9,
+        **SMALL,
+    ).fit(BANDS_X)
+    rows = BANDS_X.iloc[[1, 2]]  # x = 9 is "high" with less than 0.9
+    explanations = explainer.explain(rows)
+    replayed = replay(explainer, rows, explanations)
+
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+    assert (replayed.loc[replayed["final"], "target_proba"] >= 0.9).all()
+    assert (replayed["predicted"].iloc[[0, -1]] == "high").tolist() == [False, True]
+
+
+class Double:
+    """A fitted duck-typed regressor: twice x."""
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict(self, X):
+        return 2.0 * np.asarray(X["x"], dtype=float)
+
+
+def test_a_regressor_range():
+    explainer = SequentialCounterfactualExplainer(
+        Double(),
+        actions=[Action("move", "x", values=(0.0, 10.0))],
+        target_range=(12.0, 16.0),
+        target_margin=0.5,
+        **SMALL,
+    ).fit(BANDS_X)
+    explanations, states = explainer.explain(BANDS_X, return_states=True)
+    replayed = replay(explainer, BANDS_X, explanations, states)
+
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+    assert set(replayed["target_class"]) == {"[12, 16]"}
+    final = replayed.loc[replayed["final"] & (replayed["status"] == "ok")]
+    assert final["predicted"].between(12.5, 15.5).all()
+    assert replayed["target_proba"].isna().all()
+    tampered = explanations.copy()
+    tampered.loc[tampered["status"] == "ok", "prediction"] += 1.0
+    assert "prediction: reported" in problems_of(replay(explainer, BANDS_X, tampered))
+
+
+def test_a_row_that_failed_is_not_asked_again():
+    def cost(b, a):
+        if (b["x"] == 0.0).any():
+            raise RuntimeError("no cost from zero")
+        return np.abs(a["x"] - b["x"])
+
+    explainer = SequentialCounterfactualExplainer(
+        Bands(),
+        actions=[Action("move", "x", values=(0.0, 10.0), cost=cost)],
+        target_class="high",
+        **SMALL,
+    ).fit(BANDS_X)
+    rows = BANDS_X.iloc[[1, 3]]
+    with pytest.warns(UserWarning):
+        explanations = explainer.explain(rows)
+    assert explanations["status"].tolist()[-1] == "error"
+    replayed = replay(explainer, rows, explanations)
+
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+    error = replayed[replayed["status"] == "error"]
+    assert error["predicted"].isna().all() and not error["accepted"].any()
