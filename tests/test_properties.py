@@ -352,6 +352,22 @@ def both_rules(X, weights, bonus, quantile):
     return Both(*rules)
 
 
+class Linear:
+    """A duck-typed fitted regressor: the rule's score itself."""
+
+    def __init__(self, weights, bonus):
+        self.rule = Rule(weights, bonus, 0.0)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"Linear({self.rule.weights}, {self.rule.bonus})"
+
+    def predict(self, X):
+        return self.rule.score(X)
+
+
 class AllOf:
     """Accepts only the rows holding every target label, like the worked
     example's model: every missing label takes a step of its own."""
@@ -652,7 +668,7 @@ def edges(draw, spec):
 @st.composite
 def model_specs(draw, spec):
     # the pipeline is the realistic black box, and ten times slower to ask
-    kinds = ["logistic", "rule", "rule", "rule-predict", "bands", "both", "both"]
+    kinds = ["logistic", "rule", "rule-predict", "bands", "both", "both", "regressor"]
     kind = draw(st.sampled_from(kinds))
     # every feature matters: weights away from 0 (a constant model has no
     # counterfactual to report)
@@ -746,10 +762,21 @@ def problems(draw):
     extra = None  # a row to explain that is not in the training data
     if draw(st.booleans()):
         extra = {name: draw(fresh_values(spec, name)) for name in spec}
-    if model["kind"] == "bands":  # a class to name
-        targets = st.sampled_from(list(Bands.classes_))
+    # what to reach: a class, a set of classes, "opposite", a margin, a range
+    target = {"min_target_proba": None}
+    if model["kind"] == "regressor":
+        side = draw(st.sampled_from(["above", "below", "between"]))
+        target["target_range"] = (side, draw(st.floats(0.5, 5.0)))  # see build
+        target["target_margin"] = draw(st.sampled_from([0.0, 0.0, 0.1]))
     else:
-        targets = st.sampled_from([None, "opposite", 0, 1])
+        if model["kind"] == "bands":
+            classes = list(Bands.classes_)
+            options = [*classes, None, "opposite", classes[:2], classes[1:]]
+        else:
+            options = [None, "opposite", 0, 1, [1]]
+        target["target_class"] = draw(st.sampled_from(options))
+        if model["kind"] != "rule-predict" and draw(st.integers(0, 3)) == 0:
+            target["min_target_proba"] = draw(st.floats(0.55, 0.95))
     return {
         "columns": spec,
         # the labels of the rows: positions, other numbers or text
@@ -758,7 +785,7 @@ def problems(draw):
         "edges": graph,
         "model": model,
         "explainer": {
-            "target_class": draw(targets),
+            **target,
             "population_size": draw(st.integers(8, 24)),
             "n_generations": draw(st.integers(2, 6)),
             "max_sequence_length": draw(st.sampled_from([None, None, 1, 2, 3])),
@@ -795,6 +822,8 @@ def build(problem):
         estimator = Bands(model["weights"], model["bonus"], threshold, model["spread"])
     elif model["kind"] == "both":
         estimator = both_rules(X, model["weights"], model["bonus"], model["quantile"])
+    elif model["kind"] == "regressor":
+        estimator = Linear(model["weights"], model["bonus"])
     else:
         # trained on the rule's labels, both classes guaranteed
         y = (score > threshold).astype(int)
@@ -808,8 +837,16 @@ def build(problem):
     if problem["actions"] is not None:
         actions = [Action(**spec) for spec in problem["actions"]]
     graph = FeatureGraph(problem["edges"]) if problem["edges"] else None
+    params = dict(problem["explainer"])
+    if "target_range" in params:  # around the score's quantile
+        side, width = params["target_range"]
+        params["target_range"] = {
+            "above": (threshold, np.inf),
+            "below": (-np.inf, threshold),
+            "between": (threshold, threshold + width),
+        }[side]
     explainer = SequentialCounterfactualExplainer(
-        estimator, actions=actions, feature_graph=graph, **problem["explainer"]
+        estimator, actions=actions, feature_graph=graph, **params
     ).fit(X)
     rows = X.iloc[problem["rows"]]
     if problem["extra"] is not None:
@@ -884,6 +921,7 @@ def test_every_reported_sequence_replays(problem):
                 [
                     steps["sequence_cost"].iloc[0],
                     steps["gower_distance"].iloc[0],
+                    *steps.filter(["plausibility"]).iloc[0],
                     *(sum(f in affects[a] for a in steps["action"]) for f in counted),
                 ]
                 for _, steps in sequences.groupby("solution")
