@@ -25,7 +25,7 @@ data and :func:`build` turns it back into the data, model and explainer.
 The default pytest run tries a few examples; ``CSCF_PROPERTIES=ci`` (2,000
 examples, CI), ``CSCF_PROPERTIES=long`` (10,000) or a number selects more:
 
-    CSCF_PROPERTIES=ci python -m pytest -m properties tests/test_properties.py
+    CSCF_PROPERTIES=ci python -m pytest -m properties
 """
 
 import os
