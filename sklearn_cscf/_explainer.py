@@ -611,7 +611,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=False)
         schema, actions, graph = self._compiled_for(X)
         encoded = schema.encode(X)
-        _check_finite(encoded, schema, _estimator_allows_nan(self.estimator_))
+        _check_finite(encoded, schema)
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
         n = encoded.shape[0]
         answers, failures = self._decisions(encoded, schema)
@@ -1067,19 +1067,17 @@ def _range(target_range):
     return low, high
 
 
-def _check_finite(encoded, schema, allow_nan):
-    """No infinite number; no missing number when the model cannot take one."""
+def _check_finite(encoded, schema):
+    """No infinite number. A missing number goes to the model as it is: a
+    model that cannot take it fails for that row alone, which is then
+    reported with status ``"error"`` (the tags of a pipeline that imputes
+    often claim it cannot take NaN, so they are not trusted to refuse)."""
     numbers = encoded[:, ~schema.is_categorical]
     names = [n for n, c in zip(schema.names, schema.is_categorical) if not c]
-    bad = np.isinf(numbers) if allow_nan else ~np.isfinite(numbers)
+    bad = np.isinf(numbers)
     if bad.any():
         column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        what = "infinite" if allow_nan else "missing or infinite"
-        raise ValueError(
-            f"Input X contains {what} values (NaN, inf) in column {column!r}"
-            + ("" if allow_nan else "; the estimator does not accept missing values")
-            + "."
-        )
+        raise ValueError(f"Input X contains infinite values in column {column!r}.")
 
 
 def _check_like_fit(X, schema):

@@ -203,6 +203,50 @@ def test_a_nan_in_a_row_never_gives_a_nan_cost(line_data):
     assert "earn" not in set(first["action"].dropna())  # no price for it
 
 
+def test_a_nan_goes_to_a_pipeline_that_imputes_it(line_data):
+    # an imputing pipeline's tags say it cannot take NaN: the row is explained
+    from sklearn.impute import SimpleImputer
+
+    X, y = line_data
+    model = make_pipeline(SimpleImputer(), LogisticRegression()).fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:2].copy()
+    rows.iloc[0, 1] = np.nan  # no debt known
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    frame = explainer.explain(rows)
+    assert set(frame["status"]) <= {"ok", "no_counterfactual", "already_target"}
+    assert list(frame["instance"].unique()) == list(rows.index)
+
+
+def test_a_nan_the_model_refuses_marks_only_that_row_error(line_data):
+    X, y = line_data
+    model = LogisticRegression().fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:3].copy()
+    rows.iloc[1, 0] = np.nan
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    with pytest.warns(UserWarning, match="1 of 3 rows"):
+        frame = explainer.explain(rows)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert status[rows.index[1]] == "error"
+    assert "NaN" in frame.loc[frame["instance"] == rows.index[1], "message"].iloc[0]
+    assert (status.drop(rows.index[1]) != "error").all()
+
+
+def test_an_infinite_value_in_a_row_is_refused_by_name(line_data):
+    X, y = line_data
+    model = LogisticRegression().fit(X, y)
+    rows = X.iloc[:2].copy()
+    rows.iloc[1, 1] = np.inf
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    with pytest.raises(ValueError, match="infinite values in column 'debt'"):
+        explainer.explain(rows)
+
+
 class _NanTolerant:
     """Reads a missing income as 0."""
 
