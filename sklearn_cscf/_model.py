@@ -29,15 +29,16 @@ MEMO_LIMIT = 50_000
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
-# a regressor's predictions are kept to this many significant digits
-OUTPUT_DIGITS = 12
+# a regressor's predictions are kept to this many significant bits (about 12
+# decimal digits)
+OUTPUT_BITS = 40
 
 
-def _round_significant(values, digits):
-    """``values`` rounded to ``digits`` significant digits (0 stays 0)."""
-    magnitude = np.floor(np.log10(np.where(values == 0, 1.0, np.abs(values))))
-    scale = 10.0 ** (digits - 1 - magnitude)
-    return np.round(values * scale) / scale
+def _round_significant(values, bits):
+    """``values`` rounded to ``bits`` significant bits: no overflow for tiny
+    or huge values; 0, infinities and NaN stay as they are."""
+    mantissa, exponent = np.frexp(values)
+    return np.ldexp(np.round(np.ldexp(mantissa, bits)), exponent - bits)
 
 
 @dataclass
@@ -123,7 +124,7 @@ class ModelAdapter:
                 f"{int((~np.isfinite(values)).sum())} non-finite value(s)."
             )
         # like probabilities: the last bits may differ between batch sizes
-        return _round_significant(values, OUTPUT_DIGITS)
+        return _round_significant(values, OUTPUT_BITS)
 
     def verify(self, states):
         """The model's ``predict`` (class indices) on encoded ``states``."""

@@ -192,6 +192,22 @@ def test_a_regressor_reaches_a_range_of_its_output(diabetes, margin):
     )
 
 
+def test_a_regressor_giving_tiny_outputs_keeps_their_sign(diabetes):
+    # outputs near the smallest float are kept, not turned into NaN
+    X, _, actions = diabetes
+    model = Ridge().fit(X, X["bmi"] * 1e-300)
+    rows = X[model.predict(X) < 0].iloc[:2]
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, target_range=(0.0, np.inf), **SMALL
+    ).fit(X)
+    frame = explainer.explain(rows)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert (status == "ok").all()
+    ok = frame[frame["status"] == "ok"]
+    last = ok.groupby(["instance", "solution"])["prediction"].last()
+    assert (last >= 0).all() and np.isfinite(last).all()
+
+
 def test_target_range_is_for_regressors_and_checked(diabetes, line):
     X, model, actions = diabetes
     with pytest.raises(TypeError, match="give the output range to reach"):
