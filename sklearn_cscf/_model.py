@@ -29,16 +29,21 @@ MEMO_LIMIT = 50_000
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
-# a regressor's predictions are kept to this many significant bits (about 12
-# decimal digits)
-OUTPUT_BITS = 40
+# a regressor's predictions are kept to this many significant digits
+OUTPUT_DIGITS = 12
 
 
-def _round_significant(values, bits):
-    """``values`` rounded to ``bits`` significant bits: no overflow for tiny
-    or huge values; 0, infinities and NaN stay as they are."""
-    mantissa, exponent = np.frexp(values)
-    return np.ldexp(np.round(np.ldexp(mantissa, bits)), exponent - bits)
+def _round_significant(values, digits):
+    """``values`` rounded to ``digits`` significant decimal digits (so that a
+    decimal bound such as 0.4 compares as written). Values too small or too
+    large to scale (near the limits of floats), 0, infinities and NaN stay as
+    they are."""
+    values = np.asarray(values, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        magnitude = np.floor(np.log10(np.abs(values)))
+        scale = 10.0 ** (digits - 1 - magnitude)
+        rounded = np.round(values * scale) / scale
+    return np.where(np.isfinite(rounded) & (values != 0), rounded, values)
 
 
 @dataclass
@@ -124,7 +129,7 @@ class ModelAdapter:
                 f"{int((~np.isfinite(values)).sum())} non-finite value(s)."
             )
         # like probabilities: the last bits may differ between batch sizes
-        return _round_significant(values, OUTPUT_BITS)
+        return _round_significant(values, OUTPUT_DIGITS)
 
     def verify(self, states):
         """The model's ``predict`` (class indices) on encoded ``states``."""
