@@ -24,7 +24,7 @@ import pandas as pd
 from sklearn_cscf._frames import build_details, build_frame, build_states
 from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK, compact
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 MANIFEST = "manifest.json"
 
 
@@ -145,8 +145,9 @@ def _in_order(frames, rows_per_input, order):
 # ---------------------------------------------------------------------- #
 # checkpoints
 # ---------------------------------------------------------------------- #
-def fingerprint(problem_token, encoded, targets, labels, random_state):
-    """What a checkpoint's pieces were computed from."""
+def fingerprint(problem_token, encoded, targets, labels, random_state, form):
+    """What a checkpoint's pieces were computed from; ``form`` is how they
+    are written out (``max_plans``, ``all_orders``, with states or not)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(str(CHECKPOINT_VERSION).encode())
     digest.update(problem_token.encode())
@@ -156,6 +157,7 @@ def fingerprint(problem_token, encoded, targets, labels, random_state):
     digest.update(
         repr(random_state if isinstance(random_state, int) else None).encode()
     )
+    digest.update(repr(form).encode())
     return digest.hexdigest()
 
 
@@ -186,7 +188,8 @@ class Checkpoint:
             if stored.get("fingerprint") != fingerprint:
                 raise ValueError(
                     f"checkpoint {str(self.path)!r} holds the results of another "
-                    "run (another explainer, other parameters or other rows); "
+                    "run (another explainer, other parameters, other rows, or "
+                    "another max_plans, all_orders or return_states); "
                     "pass a new directory, or delete this one to start afresh."
                 )
             self.entropy = int(stored["entropy"])

@@ -90,9 +90,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         predicts for it now.
     target_range : (float, float), default=None
         For a regressor (a model without ``classes_``): the range of its
-        prediction to reach, ``(low, high)`` (``-inf``/``inf`` for an open
-        end). A sequence is valid when the prediction of its final state lies
-        in the range; the frame reports the prediction after each step.
+        prediction to reach, ``(low, high)`` (``None``, ``-inf`` or ``inf``
+        for an open end). A sequence is valid when the prediction of its
+        final state lies in the range; the frame reports the prediction after
+        each step.
     target_margin : float, default=0.0
         With ``target_range``: how far inside the range the prediction must
         lie, so that a small change of the model does not undo the plan.
@@ -134,12 +135,15 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         target (``True``: ``k = 5``; an int: that ``k``; up to
         ``PLAUSIBILITY_ROWS`` training rows, drawn once in ``fit``). The
         search then prefers plans that end among people who are accepted,
-        and the frame reports it in a ``plausibility`` column.
+        and the frame reports it in a ``plausibility`` column. Only then does
+        the fitted explainer keep those training rows (and a pickle of it
+        hold them); turning it on after ``fit`` needs a new ``fit``.
     max_plans : int or None, default=5
         Report at most this many plans (sets of actions) per row: the
-        cheapest, then one after another the plan whose actions differ most
-        from those reported (the cheaper on a tie). ``None`` reports every
-        plan found.
+        cheapest, the plan of the nearest sequence (least Gower distance)
+        and, with ``plausibility``, of the most plausible; then one after
+        another the plan whose actions differ most from those reported (the
+        cheaper on a tie). ``None`` reports every plan found.
     all_orders : bool, default=False
         Report every Pareto-optimal order of a reported plan; ``False``
         reports its cheapest order only. ``max_plans=None, all_orders=True``
@@ -374,14 +378,17 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.feature_graph, schema, self._compiled_actions
         )
         self._schema = schema
-        # the rows plausibility compares final states with
-        rows = schema.encode(X)
-        if rows.shape[0] > PLAUSIBILITY_ROWS:
-            pick = np.random.default_rng(0).choice(
-                rows.shape[0], PLAUSIBILITY_ROWS, replace=False
-            )
-            rows = rows[np.sort(pick)]
-        self._reference = rows
+        # the rows plausibility compares final states with: kept only when
+        # it is on, so that a pickled explainer holds no training rows else
+        self._reference = None
+        if self.plausibility is not False:
+            rows = schema.encode(X)
+            if rows.shape[0] > PLAUSIBILITY_ROWS:
+                pick = np.random.default_rng(0).choice(
+                    rows.shape[0], PLAUSIBILITY_ROWS, replace=False
+                )
+                rows = rows[np.sort(pick)]
+            self._reference = rows
         self.actions_ = [action.resolved() for action in self._compiled_actions]
         self.feature_kinds_ = {
             name: "categorical" if schema.is_categorical[j] else "numeric"
@@ -569,6 +576,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         """The plausibility objective for rows of target ``codes``, or None."""
         if self.plausibility is False:
             return None
+        if self._reference is None:
+            raise ValueError(
+                "plausibility was turned on after fit: fit the explainer again "
+                "(it keeps training rows to compare with only when plausibility "
+                "is on at fit)."
+            )
         k = PLAUSIBILITY_NEIGHBORS if self.plausibility is True else self.plausibility
         answers, _ = self._decisions(self._reference, schema)
         known = answers.decision >= 0
@@ -636,7 +649,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if checkpoint is not None:
             store = Checkpoint(
                 checkpoint,
-                fingerprint(shipment.token, encoded, targets, index, self.random_state),
+                fingerprint(
+                    shipment.token,
+                    encoded,
+                    targets,
+                    index,
+                    self.random_state,
+                    (self.max_plans, self.all_orders, bool(with_states)),
+                ),
                 entropy,
             )
             entropy = store.entropy
@@ -781,10 +801,17 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (b), ``discount`` (g), ``cost`` (b * g), ``target_proba``
             (probability of the target class after the step; NaN for a model
             without ``predict_proba``), ``sequence_cost``,
-            ``sequence_effort``, ``gower_distance``, ``length``,
-            ``target_class`` and ``status`` (``"ok"``). A row with no sequence
-            found has one row with status ``"no_counterfactual"``; a row
-            already classified as the target, ``"already_target"``.
+            ``prediction`` (a regressor's output after the step; NaN for a
+            classifier), ``plausibility`` (only with ``plausibility``),
+            ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
+            ``length``, ``target_class``, ``status`` (``"ok"``) and
+            ``message``. Every row of ``X`` is answered, in input order: a
+            row with no sequence found has one row with status
+            ``"no_counterfactual"``; a row already classified as the target,
+            ``"already_target"``; a row whose model call or user callable
+            raised (with ``errors="warn"``), ``"error"`` and the ``message``
+            naming what failed. ``max_plans`` and ``all_orders`` choose which
+            sequences are shown.
         states : DataFrame
             Only with ``return_states=True``: columns ``instance``,
             ``solution``, ``step`` (0 is the instance itself) and the features
@@ -797,8 +824,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             calls holding at least one of its states), ``n_model_rows`` (its
             states sent to the classifier), ``model_seconds`` (its share, by
             rows, of those calls' time), ``total_seconds`` (its share of its
-            block's time) and ``n_refined`` (reported sequences made cheaper
-            by refinement).
+            block's time), ``n_refined`` (sequences of the front, before
+            ``max_plans`` and ``all_orders``, made cheaper by refinement) and
+            ``message``.
 
         Other Parameters
         ----------------
@@ -1054,7 +1082,9 @@ def _as_2d(X):
 def _range(target_range):
     """``(low, high)`` of a target range, checked."""
     try:
-        low, high = (float(v) for v in target_range)
+        low, high = target_range
+        low = -np.inf if low is None else float(low)
+        high = np.inf if high is None else float(high)
     except (TypeError, ValueError):
         raise ValueError(
             f"target_range must be (low, high), two numbers; got {target_range!r}."
@@ -1062,7 +1092,7 @@ def _range(target_range):
     if np.isnan(low) or np.isnan(high) or not low < high:
         raise ValueError(
             f"target_range must be (low, high) with low < high; got "
-            f"{target_range!r} (use -inf or inf for an open end)."
+            f"{target_range!r} (use None, -inf or inf for an open end)."
         )
     return low, high
 

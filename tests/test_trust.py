@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
@@ -594,9 +595,19 @@ def test_a_checkpoint_of_another_run_is_refused(interruptible, tmp_path):
     explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
     with pytest.raises(ValueError, match="results of another run"):
         explainer.explain(rows.iloc[:3], checkpoint=tmp_path / "run")
-    explainer.set_params(random_state=1)
-    with pytest.raises(ValueError, match="results of another run"):
-        explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
+    # what is written out must be the same too
+    with pytest.raises(ValueError, match="return_states"):
+        explainer.explain(
+            rows.iloc[:2], checkpoint=tmp_path / "run", return_states=True
+        )
+    for change in ({"max_plans": 1}, {"all_orders": True}, {"random_state": 1}):
+        changed = clone(explainer).set_params(**change)
+        params = explainer.get_params(deep=False)
+        changed.__dict__.update(  # fitted as before: only the change differs
+            {k: v for k, v in vars(explainer).items() if k not in params}
+        )
+        with pytest.raises(ValueError, match="results of another run"):
+            changed.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
     (tmp_path / "file").write_text("x")
     with pytest.raises(ValueError, match="not a directory"):
         explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "file")
