@@ -707,23 +707,27 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         # one accepted row is common; several and nothing else hints at a
         # wrong target class
         if n > 1 and (details["status"] == STATUS_ALREADY_TARGET).all():
-            named = (
-                "the positive class" if self.target_class is None else "target_class"
-            )
             labels = sorted({str(self._target_names[t]) for t in targets})
-            known = (
-                f"the model's classes are {self.classes_.tolist()}"
-                if self.classes_ is not None
-                else f"target_range={self.target_range!r}"
-            )
-            warnings.warn(
-                f"Every row of X is already of the target class "
-                f"{', '.join(map(repr, labels))}: nothing to explain. Is that "
-                f"the class to reach? It is {named} (target_class="
-                f"{self.target_class!r}); {known}.",
-                UserWarning,
-                stacklevel=3,
-            )
+            if self.classes_ is None:
+                message = (
+                    f"Every row of X is already predicted in the target "
+                    f"range {labels[0]}: nothing to explain. Is that the range "
+                    f"to reach? target_range={self.target_range!r}."
+                )
+            else:
+                named = (
+                    "the positive class"
+                    if self.target_class is None
+                    else "target_class"
+                )
+                message = (
+                    f"Every row of X is already of the target class "
+                    f"{', '.join(map(repr, labels))}: nothing to explain. Is "
+                    f"that the class to reach? It is {named} (target_class="
+                    f"{self.target_class!r}); the model's classes are "
+                    f"{self.classes_.tolist()}."
+                )
+            warnings.warn(message, UserWarning, stacklevel=3)
         return X, frame, states, details, finals, schema
 
     def _piece(self, results, index, output, with_states, store):

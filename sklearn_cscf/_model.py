@@ -52,8 +52,8 @@ class Answers:
 
     ``decision`` is the index of the predicted class (0 for a regressor);
     ``output`` the class probabilities ``(n, n_classes)``, or a regressor's
-    predictions ``(n, 1)``, or ``None`` (a classifier without
-    ``predict_proba``).
+    predictions ``(n, 2)`` (rounded, and as the model gave them), or ``None``
+    (a classifier without ``predict_proba``).
     """
 
     decision: np.ndarray
@@ -85,7 +85,8 @@ class ModelAdapter:
         self.has_predict = hasattr(estimator, "predict")
         self.has_proba = not self.regression and hasattr(estimator, "predict_proba")
         self.has_output = self.regression or self.has_proba
-        self.width = 1 if self.regression else self.classes.shape[0]
+        # a regressor's output: its prediction rounded, and as the model gave it
+        self.width = 2 if self.regression else self.classes.shape[0]
         self.use_predict = self.regression or use_predict or not self.has_proba
         self.seconds = 0.0
         self.n_calls = 0
@@ -109,7 +110,7 @@ class ModelAdapter:
             self.n_rows += states.shape[0]
         if self.regression:
             values = self._predictions(labels, states.shape[0])
-            return Answers(np.zeros(values.shape[0], dtype=np.intp), values[:, None])
+            return Answers(np.zeros(values.shape[0], dtype=np.intp), values)
         if proba is not None:
             proba = self._checked(proba, states.shape[0])
         if labels is None:
@@ -128,8 +129,10 @@ class ModelAdapter:
                 f"got shape {np.shape(values)} with "
                 f"{int((~np.isfinite(values)).sum())} non-finite value(s)."
             )
-        # like probabilities: the last bits may differ between batch sizes
-        return _round_significant(values, OUTPUT_DIGITS)
+        # like probabilities, the last bits may differ between batch sizes:
+        # the rounded prediction guides the search and is reported; whether
+        # it lies in the range is decided on the model's own number
+        return np.column_stack([_round_significant(values, OUTPUT_DIGITS), values])
 
     def verify(self, states):
         """The model's ``predict`` (class indices) on encoded ``states``."""
@@ -433,11 +436,11 @@ class RangeTarget:
         return np.ones(codes.shape[0], dtype=bool)  # decided by the value alone
 
     def gap(self, answers, codes):
-        value = answers.output[:, 0]
-        below = (self.low + self.margin) - value
-        above = value - (self.high - self.margin)
-        distance = np.maximum(np.maximum(below, above), 0.0) / self.scale
-        return np.where(distance > 0, distance + MIN_GAP, 0.0)
+        value, exact = answers.output[:, 0], answers.output[:, -1]
+        low, high = self.low + self.margin, self.high - self.margin
+        distance = np.maximum(np.maximum(low - value, value - high), 0.0) / self.scale
+        inside = (exact >= low) & (exact <= high)
+        return np.where(inside, 0.0, distance + MIN_GAP)
 
     def score(self, answers, codes):
         return answers.output[:, 0]

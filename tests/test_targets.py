@@ -210,6 +210,33 @@ def test_a_regressor_giving_tiny_outputs_keeps_their_sign(diabetes):
     assert (last >= 0).all() and np.isfinite(last).all()
 
 
+def test_a_prediction_on_the_bound_reaches_the_range(diabetes):
+    # the model's own number decides, not its rounding to 12 digits
+    X, model, actions = diabetes
+    rows = X.iloc[np.argsort(model.predict(X))[[100, 200, 300]]]
+    bound = float(model.predict(rows.iloc[[1]])[0])
+    assert float(f"{bound:.12g}") != bound  # rounding would move it
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, target_range=(bound, None), **SMALL
+    ).fit(X)
+    details = explainer.explain(rows, return_details=True)[1]
+    reached = model.predict(rows) >= bound
+    assert reached[1]
+    status = details["status"].to_numpy()
+    assert (status[reached] == "already_target").all()
+    assert (status[~reached] != "already_target").all()
+
+
+def test_rows_all_in_the_range_warn_about_the_range(diabetes):
+    X, model, actions = diabetes
+    rows = X[model.predict(X) > 200].iloc[:2]
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, target_range=(200.0, None), **SMALL
+    ).fit(X)
+    with pytest.warns(UserWarning, match=r"predicted in the target range \[200, inf\]"):
+        explainer.explain(rows)
+
+
 def test_target_range_is_for_regressors_and_checked(diabetes, line):
     X, model, actions = diabetes
     with pytest.raises(TypeError, match="give the output range to reach"):
