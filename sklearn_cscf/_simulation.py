@@ -31,7 +31,11 @@ class Trajectories:
 
     @property
     def step_cost(self):
-        return self.effort * self.discount
+        # an invalid step's infinite effort stays infinite, even discounted
+        # to 0 (inf * 0 would be NaN)
+        with np.errstate(invalid="ignore"):
+            cost = self.effort * self.discount
+        return np.where(np.isinf(self.effort), self.effort, cost)
 
     @property
     def sequence_cost(self):

@@ -150,3 +150,23 @@ def test_schedule_keeps_each_candidate_in_its_own_order(seed, n_actions):
     order, _ = decode_order(shared, n_actions)
     *_, batch_actions = schedule(order, n_actions)
     assert len(batch_actions) == (order[0] >= 0).sum()
+
+
+def test_an_invalid_step_discounted_to_zero_costs_infinity_without_a_warning():
+    from sklearn_cscf._simulation import Trajectories
+
+    effort = np.array([[np.inf, 1.0], [2.0, 0.0]])
+    discount = np.array([[0.0, 1.0], [0.5, 1.0]])
+    trajectories = Trajectories(
+        order=np.array([[0, 1], [1, -1]]),
+        lengths=np.array([2, 1]),
+        final=np.zeros((2, 1)),
+        effort=effort,
+        discount=discount,
+        new_values=np.zeros((2, 2)),
+        violations=np.array([1, 0]),
+    )
+    with np.errstate(all="raise"):
+        cost = trajectories.step_cost
+    np.testing.assert_array_equal(cost, [[np.inf, 1.0], [1.0, 0.0]])
+    assert trajectories.sequence_cost.tolist() == [np.inf, 1.0]
