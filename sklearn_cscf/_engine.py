@@ -336,8 +336,11 @@ class Shipment:
     Every task of a parallel run carries the same shipment. Pickling it gives
     the already pickled bytes and a token of them; a worker unpickles a token
     it has not seen and reuses its copy for every later task. Its reported
-    size is that of the bytes, so a Dask backend scatters it to the cluster
-    once instead of sending it with every task.
+    size (``sys.getsizeof``) is that of the object alone: joblib's Dask
+    backend scatters a large argument to one worker, and the scheduler then
+    queues every task needing it on that worker, one after another; sent
+    with each task (a block of rows), the bytes cost little and the tasks
+    spread over the cluster.
     """
 
     def __init__(self, problem):
@@ -358,9 +361,6 @@ class Shipment:
 
     def __reduce__(self):
         return _unpack, self._pack()
-
-    def __sizeof__(self):
-        return object.__sizeof__(self) + len(self._pack()[1])
 
 
 _UNPACKED = OrderedDict()  # token -> Shipment, in this process

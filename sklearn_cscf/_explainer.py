@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -969,8 +969,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 def _explain_block(shipment, x0, targets, seeds, errors):
     """Search and describe a block of encoded instances (a worker's task)."""
     # One BLAS/OpenMP thread, as in joblib's workers: results do not depend on
-    # n_jobs, and several workers do not oversubscribe the cores.
-    with threadpool_limits(limits=1):
+    # n_jobs, and several workers do not oversubscribe the cores. The model's
+    # own joblib calls (a ColumnTransformer's, say) run in place: under the
+    # Dask backend they would otherwise become cluster tasks, a round trip
+    # through the scheduler at every model call.
+    with threadpool_limits(limits=1), parallel_config(backend="sequential"):
         return explain_block(shipment.problem, x0, targets, seeds, errors)
 
 
