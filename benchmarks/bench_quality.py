@@ -358,9 +358,14 @@ def main(argv=None):
     for population, generations in budgets:
         name = _name(population, generations, True)
         share = (results[name] / results["optimum"] - 1.0 <= WITHIN).mean()
+        if (population, generations) != (500, 150):
+            print(
+                f"{name}: {share:.1%} within 1 % (no target below the paper's budget)."
+            )
+            continue
         print(
-            f"Target: least cost within 1 % of the optimum on >= {TARGET_SHARE:.0%} "
-            f"of instances ({name}): {share:.1%} -> "
+            f"Target (the paper's budget): least cost within 1 % of the optimum on "
+            f">= {TARGET_SHARE:.0%} of instances ({name}): {share:.1%} -> "
             f"{'MET' if share >= TARGET_SHARE else 'NOT MET'}."
         )
 
