@@ -5,10 +5,12 @@ applicants``, six actions, a logistic-regression pipeline) with a small
 search budget on one core, for each N of ``--n-rows``, each in a fresh
 process. Prints the peak memory traced during ``explain`` (Python objects and
 NumPy buffers, ``tracemalloc``), the size of what it returns (the frame and
-the details), and the working memory of the search: the peak before the
-finished rows are joined into one frame, minus those finished rows' output.
-The search's memory must not grow with N; the output, one row per step, of
-course does, and joining it into one frame briefly holds it twice.
+the details), and the call's phases: the setup (reading X, asking the model
+about every row), the search's working memory (the most any block of rows,
+with the making of its output, takes above what was held when it started),
+the finished output kept until the end, and joining it into one frame. The
+search's memory must not grow with N; the input and the output, one row per
+step, of course do.
 
     python benchmarks/bench_memory.py [--n-rows 500 5000]
 """
@@ -62,33 +64,52 @@ def measure(n_rows, population, generations, seed):
         random_state=seed,
     ).fit(X)
     explainer.explain(rows.iloc[:2])  # warm up: imports and caches
-    # the search's phase ends where the finished pieces are joined into one
-    # frame: its peak, and the size of the pieces kept until then
-    phase = {}
-    join = _explainer.assemble
+    # Windows of the call: from the start to the first block (reading X and
+    # asking the model which rows need recourse), then each block with the
+    # making of its piece of output, then the join of the pieces into one
+    # frame. Per window: what it held at its start, and its peak above that.
+    windows = []
+
+    def close_window():
+        current, peak = tracemalloc.get_traced_memory()
+        if windows:
+            windows[-1]["peak"] = peak
+        tracemalloc.reset_peak()
+        windows.append({"start": current})
+
+    block, join = _explainer._explain_block, _explainer.assemble
+    pieces_bytes = []
+
+    def recording_block(*args, **kwargs):
+        close_window()
+        return block(*args, **kwargs)
 
     def recording_assemble(pieces, *args, **kwargs):
-        phase["search peak"] = tracemalloc.get_traced_memory()[1]
-        phase["pieces"] = sum(_piece_bytes(piece) for piece in pieces)
-        tracemalloc.reset_peak()
+        close_window()
+        pieces_bytes.append(sum(_piece_bytes(piece) for piece in pieces))
         return join(pieces, *args, **kwargs)
 
-    _explainer.assemble = recording_assemble
+    _explainer._explain_block, _explainer.assemble = recording_block, recording_assemble
     tracemalloc.start()
+    windows.append({"start": 0})
     start = time.perf_counter()
     frame, details = explainer.explain(rows, return_details=True)
     seconds = time.perf_counter() - start
-    _, join_peak = tracemalloc.get_traced_memory()
+    windows[-1]["peak"] = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    _explainer.assemble = join
+    _explainer._explain_block, _explainer.assemble = block, join
     output = frame.memory_usage(deep=True).sum() + details.memory_usage(deep=True).sum()
+    blocks = windows[1:-1]
     return {
         "rows": len(rows),
+        "blocks": len(blocks),
         "frame rows": len(frame),
-        "peak MB": max(phase["search peak"], join_peak) / MB,
+        "peak MB": max(w["peak"] for w in windows) / MB,
         "output MB": output / MB,
-        "pieces MB": phase["pieces"] / MB,
-        "search MB": (phase["search peak"] - phase["pieces"]) / MB,
+        "setup MB": windows[0]["peak"] / MB,
+        "search MB": max(w["peak"] - w["start"] for w in blocks) / MB,
+        "pieces MB": pieces_bytes[0] / MB,
+        "join MB": (windows[-1]["peak"] - windows[-1]["start"]) / MB,
         "seconds": seconds,
     }
 
@@ -151,14 +172,16 @@ def main(argv=None):
     growth = table["search MB"].iloc[-1] / table["search MB"].iloc[0]
     print()
     print(
-        "peak: the whole call's; pieces: the finished rows' output kept until "
-        "they are joined into one frame (about the size of the output); search: "
-        "the peak before the join minus the pieces, the working memory of the "
-        "search."
+        "peak: the whole call's; setup: its peak before the first block (X read, "
+        "the model asked about every row); search: the most a block of the "
+        "search (with the making of its output) takes above what was held when "
+        "it started; pieces: the finished output kept until the join; join: "
+        "what joining the pieces into one frame takes above them."
     )
     print(
-        f"Search memory from {table['rows'].iloc[0]} to {table['rows'].iloc[-1]} "
-        f"rows: x{growth:.2f} ({'flat' if growth < 1.5 else 'GROWS'})."
+        f"Search memory per block from {table['rows'].iloc[0]} to "
+        f"{table['rows'].iloc[-1]} rows: x{growth:.2f} "
+        f"({'flat' if growth < 1.25 else 'GROWS'})."
     )
 
 
