@@ -15,7 +15,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils import check_random_state, get_tags
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
@@ -954,8 +954,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # missing values are kept as they are: the classifier decides
-        tags.input_tags.allow_nan = _estimator_allows_nan(self.estimator)
+        # missing values go to the model as they are: it decides (fitting an
+        # unfitted one raises its own error; a row a fitted one fails on gets
+        # the status "error"). Infinities are refused. A model's own tags are
+        # not asked: a Pipeline's say False even when it imputes.
+        tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.target_tags.required = False
@@ -1158,15 +1161,6 @@ def _is_fitted(estimator):
         # not a scikit-learn estimator: trust it when it looks fitted
         return hasattr(estimator, "classes_")
     return True
-
-
-def _estimator_allows_nan(estimator):
-    if estimator is None:  # the default gradient boosting handles NaN
-        return True
-    try:
-        return get_tags(estimator).input_tags.allow_nan
-    except (AttributeError, TypeError, ValueError):
-        return True
 
 
 def _default_estimator(schema, random_state):

@@ -3,7 +3,9 @@
 import functools
 
 import pytest
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import check_estimator, estimator_checks_generator
 
 from sklearn_cscf import SequentialCounterfactualExplainer
@@ -11,8 +13,10 @@ from sklearn_cscf import SequentialCounterfactualExplainer
 # The checks train on data with classes {0, 1, 2} or {1, 2}: class 1 exists in
 # all of them, and a multiclass problem needs an explicit target class. An
 # unfitted logistic regression is cloned and fitted in fit: quick to train.
+# The explainer passes missing values to its model, so the model imputes them
+# (the checks then fit and explain rows holding NaN).
 EXPLAINER = SequentialCounterfactualExplainer(
-    LogisticRegression(),
+    make_pipeline(SimpleImputer(), LogisticRegression()),
     target_class=1,
     population_size=10,
     n_generations=2,
