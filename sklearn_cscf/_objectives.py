@@ -119,14 +119,14 @@ def gower_distance(x0, states, schema):
     ndarray of shape (n,)
     """
     span = schema.span
-    inverse_span = np.divide(
-        1.0, span, out=np.zeros_like(span), where=~np.isnan(span) & (span > 0)
-    )
-    diff = states - x0
-    with np.errstate(invalid="ignore"):
-        contribution = np.where(
-            schema.is_categorical, diff != 0, np.abs(diff) * inverse_span
-        )
+    scaled = ~np.isnan(span) & (span > 0) & ~schema.is_categorical
+    diff = np.asarray(states - x0, dtype=float)
+    # |diff| / span, divided (not multiplied by 1 / span, which overflows for
+    # a span below the smallest normal float); 0 for a constant feature
+    numeric = np.zeros(np.broadcast_shapes(diff.shape, span.shape))
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.divide(np.abs(diff), span, out=numeric, where=scaled)
+        contribution = np.where(schema.is_categorical, diff != 0, numeric)
     missing_state = np.isnan(states)
     missing_x0 = np.isnan(x0)
     if missing_state.any() or missing_x0.any():
@@ -242,12 +242,12 @@ def _contributions(states, reference, schema, columns):
     """Gower contributions ``(n_states, n_reference, n_columns)`` of ``columns``."""
     span = schema.span[columns]
     categorical = schema.is_categorical[columns]
-    inverse = np.divide(
-        1.0, span, out=np.zeros_like(span), where=~np.isnan(span) & (span > 0)
-    )
+    scaled = ~np.isnan(span) & (span > 0) & ~categorical
     a, b = states[:, None, :], reference[None, :, :]
-    with np.errstate(invalid="ignore"):
-        part = np.where(categorical, a != b, np.abs(a - b) * inverse)
+    numeric = np.zeros(np.broadcast_shapes(a.shape, b.shape))
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.divide(np.abs(a - b), span, out=numeric, where=scaled)
+        part = np.where(categorical, a != b, numeric)
     missing_a, missing_b = np.isnan(a), np.isnan(b)
     if missing_a.any() or missing_b.any():
         part = np.where(missing_a | missing_b, missing_a != missing_b, part)

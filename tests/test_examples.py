@@ -118,6 +118,7 @@ def check_explanations(frame, n_instances, actions):
     assert (ok["cost"] >= 0).all()
 
 
+@pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_adult_cscf_vs_scf_writes_both_methods(tmp_path):
     from sklearn_cscf.datasets import adult_actions
 

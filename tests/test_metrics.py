@@ -497,6 +497,7 @@ def run_tune_budget(cwd, *args, timeout=300):
     )
 
 
+@pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_tune_budget_prints_the_table_and_the_choice(tmp_path):
     completed = run_tune_budget(
         tmp_path, "--quick", "--n-instances", "4", "--seed", "0", "--time-weight", "0"

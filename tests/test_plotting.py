@@ -793,6 +793,7 @@ def test_every_plot_on_a_real_frame(
     ax.figure.canvas.draw()
 
 
+@pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_gallery_example_writes_every_plot(tmp_path):
     gallery = Path(__file__).resolve().parents[1] / "examples" / "plotting_gallery.py"
     completed = subprocess.run(

@@ -289,3 +289,13 @@ def test_affect_matrix_includes_effects():
     np.testing.assert_array_equal(matrix, [[1, 1, 0], [0, 0, 1]])
     order = np.array([[0, 1], [1, -1]])
     np.testing.assert_array_equal(tweak_counts(order, matrix), [[1, 1, 1], [0, 0, 1]])
+
+
+def test_gower_distance_on_a_span_below_the_smallest_normal_float():
+    # 1 / span would overflow: the distance is divided, finite and warning-free
+    schema = FeatureSchema(pd.DataFrame({"a": [0.0, 2e-310], "b": [0.0, 4.0]}))
+    x0 = np.array([0.0, 0.0])
+    states = np.array([[1e-310, 2.0], [2e-310, 0.0]])
+    with np.errstate(all="raise"):
+        distance = gower_distance(x0, states, schema)
+    np.testing.assert_allclose(distance, [(0.5 + 0.5) / 2, (1.0 + 0.0) / 2])

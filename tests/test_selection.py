@@ -629,6 +629,7 @@ def test_on_a_real_frame(
     assert chosen_solutions(back) == chosen_solutions(knee)
 
 
+@pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_example_runs_with_a_tiny_budget(tmp_path):
     completed = subprocess.run(
         [

@@ -294,6 +294,7 @@ def test_training_rows_are_kept_only_with_plausibility(line):
     assert "plausibility" in plain.fit(X).explain(rows).columns
 
 
+@pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_the_beyond_the_paper_example_runs(tmp_path):
     example = Path(__file__).resolve().parents[1] / "examples" / "beyond_the_paper.py"
     completed = subprocess.run(
