@@ -105,6 +105,12 @@ def adult(args):
                     }
                 )
     table = pd.DataFrame(rows).set_index(["person", "setting", "plan"])
+    print(
+        f"Adult: {len(rejected)} people the main job's model rejects; per setting "
+        "of the explainer, each person's cheapest plan and the reported plan "
+        "ending nearest to accepted people (plausibility: the mean Gower "
+        "distance to the 5 nearest accepted training rows, lower is closer)."
+    )
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(table.round(3).to_string())
     print()
