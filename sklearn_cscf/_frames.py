@@ -13,6 +13,56 @@ DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 # installed (pyarrow storage changes what groupby aggregations return)
 TEXT = pd.StringDtype("python")
 
+# what returns the frames the public functions take
+EXPLAIN = "SequentialCounterfactualExplainer.explain"
+# what explain(X, <keyword>=True) returns besides the explanations
+_RETURNED_WITH = {"return_states": "states", "return_details": "details"}
+
+
+def check_frame(
+    frame,
+    columns,
+    *,
+    name="explanations",
+    returned_by=EXPLAIN,
+    unpack=None,
+    then=None,
+):
+    """``frame`` when it is a DataFrame holding ``columns``.
+
+    Otherwise a ``TypeError`` (not a DataFrame) or a ``ValueError`` (the
+    missing columns) naming the argument ``name`` and ``returned_by``, what
+    gives such a frame. With ``unpack`` (``"return_states"`` or
+    ``"return_details"``), a tuple is taken for what explain returns with
+    that keyword, and the error says how to unpack it (and ``then``, what
+    to do next).
+    """
+    if unpack is not None and isinstance(frame, tuple):
+        other = _RETURNED_WITH[unpack]
+        raise TypeError(
+            f"{name} is a tuple; unpack what explain(X, {unpack}=True) returns: "
+            f"explanations, {other} = explainer.explain(X, {unpack}=True)"
+            + (f", then {then}." if then else ".")
+        )
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"{name} must be the DataFrame returned by {returned_by}, got "
+            f"{type(frame).__name__}."
+        )
+    missing = [c for c in dict.fromkeys(columns) if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{name} lacks the column(s) {missing}; pass the DataFrame returned "
+            f"by {returned_by}."
+        )
+    return frame
+
+
+def is_ok(frame):
+    """Which rows of a frame have status ``"ok"`` (a missing status has not)."""
+    return (frame["status"].astype(object) == STATUS_OK).to_numpy(dtype=bool)
+
+
 COLUMNS = {
     "instance": None,  # dtype of the index of X
     "plan": "Int64",

@@ -31,6 +31,8 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import EXPLAIN, check_frame
+
 __all__ = [
     "ExplanationScorer",
     "combined_score",
@@ -43,7 +45,6 @@ __all__ = [
 
 _OK = "ok"
 _ALREADY_TARGET = "already_target"
-_EXPLAIN = "SequentialCounterfactualExplainer.explain"
 _DIVERSITY_MEASURES = ("plans", "jaccard")
 
 # What ExplanationScorer returns, each with greater is better.
@@ -343,7 +344,7 @@ def combined_score(
     if time_weight and details is None:
         raise ValueError(
             "time_weight is not 0, so combined_score needs the details: pass "
-            f"the last item of {_EXPLAIN}(X, return_details=True)."
+            f"the last item of {EXPLAIN}(X, return_details=True)."
         )
     rows = _instances(explanations, ("solution", "sequence_cost"))
     seconds = seconds_per_row(details) if time_weight else 0.0
@@ -566,7 +567,9 @@ def _instances(explanations, columns=()):
     sequence), ``plans`` (distinct action sets) and ``jaccard`` (their mean
     pairwise Jaccard distance); NaN for a row that was not solved.
     """
-    frame = _check_frame(explanations, ("instance", "status", *columns))
+    frame = check_frame(
+        explanations, ("instance", "status", *columns), unpack="return_details"
+    )
     status = _statuses(frame)
     codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
     first = np.unique(codes, return_index=True)[1]
@@ -582,7 +585,7 @@ def _instances(explanations, columns=()):
     if steps["solution"].isna().any():
         raise ValueError(
             "a row of explanations has status 'ok' but no solution; pass the "
-            f"DataFrame returned by {_EXPLAIN}."
+            f"DataFrame returned by {EXPLAIN}."
         )
     keep = ["_code", "solution", *(c for c in columns if c != "solution")]
     by_sequence = steps[keep].groupby(["_code", "solution"], sort=False)
@@ -665,39 +668,13 @@ def _normalised(value, scale):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _check_frame(explanations, columns):
-    if isinstance(explanations, tuple):
-        raise TypeError(
-            "explanations is a tuple; unpack what explain(X, return_details=True) "
-            "returns: explanations, details = explainer.explain(X, "
-            "return_details=True)."
-        )
-    if not isinstance(explanations, pd.DataFrame):
-        raise TypeError(
-            f"explanations must be the DataFrame returned by {_EXPLAIN}, got "
-            f"{type(explanations).__name__}."
-        )
-    missing = [name for name in dict.fromkeys(columns) if name not in explanations]
-    if missing:
-        raise ValueError(
-            f"explanations lacks the column(s) {missing}; pass the DataFrame "
-            f"returned by {_EXPLAIN}."
-        )
-    return explanations
-
-
 def _check_details(details):
-    if not isinstance(details, pd.DataFrame):
-        raise TypeError(
-            "details must be the DataFrame that explain(X, return_details=True) "
-            f"returns last, got {type(details).__name__}."
-        )
-    missing = [name for name in ("status", "total_seconds") if name not in details]
-    if missing:
-        raise ValueError(
-            f"details lacks the column(s) {missing}; pass the details that "
-            f"{_EXPLAIN}(X, return_details=True) returns."
-        )
+    check_frame(
+        details,
+        ("status", "total_seconds"),
+        name="details",
+        returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
+    )
 
 
 def _check_real(name, value):

@@ -32,6 +32,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import check_frame, is_ok
+
 __all__ = [
     "action_colors",
     "plot_action_flow",
@@ -42,7 +44,6 @@ __all__ = [
 ]
 
 _REQUIRED = {"instance", "solution", "step", "action", "status"}
-_OK = "ok"
 _SOLUTIONS = ("all", "cheapest")
 _MEASURES = ("level", "change")
 _STATISTICS = {"mean": np.mean, "median": np.median}
@@ -81,22 +82,12 @@ def _pyplot():
 # Checks
 # ---------------------------------------------------------------------- #
 def _check_frame(explanations, columns=()):
-    if not isinstance(explanations, pd.DataFrame):
-        raise TypeError(
-            "explanations must be the DataFrame returned by explain, got "
-            f"{type(explanations).__name__}."
-        )
-    missing = (_REQUIRED | set(columns)) - set(explanations.columns)
-    if missing:
-        raise ValueError(
-            f"explanations lacks the column(s) {sorted(missing)}; pass the "
-            "DataFrame returned by SequentialCounterfactualExplainer.explain."
-        )
-
-
-def _is_ok(frame):
-    # object comparison: a missing status is simply not "ok"
-    return (frame["status"].astype(object) == _OK).to_numpy(dtype=bool)
+    return check_frame(
+        explanations,
+        sorted({*_REQUIRED, *columns}),
+        returned_by="explain",
+        unpack="return_states",
+    )
 
 
 def _status_text(rows):
@@ -140,7 +131,7 @@ def _check_steps(ok):
 def _ok_rows(explanations, columns=()):
     """Every ``status == "ok"`` row of the frame, for plots across instances."""
     _check_frame(explanations, columns)
-    ok = explanations[_is_ok(explanations)]
+    ok = explanations[is_ok(explanations)]
     if ok.empty:
         counts = explanations["status"].astype(object).value_counts(dropna=False)
         raise ValueError(
@@ -168,7 +159,7 @@ def _instance_steps(explanations, instance, columns=()):
             f"instance {instance!r} is not in explanations; it holds "
             f"{instances[:5]}{' ...' if len(instances) > 5 else ''}."
         )
-    ok = rows[_is_ok(rows)]
+    ok = rows[is_ok(rows)]
     if ok.empty:
         raise ValueError(
             f"instance {instance!r} has no sequence to plot ({_status_text(rows)})."
@@ -1169,7 +1160,7 @@ def _highlighted(highlight, instance, steps):
                 f"highlight holds no row of instance {instance!r}; pass the "
                 "frame that choose_plan returned for these explanations."
             )
-        ok = rows[_is_ok(rows)]
+        ok = rows[is_ok(rows)]
         if ok.empty:
             raise ValueError(
                 f"highlight has no chosen sequence for instance {instance!r} "
@@ -1493,14 +1484,14 @@ def plot_recourse_summary(
     )
     summary = summarize_recourse(chosen)
     n_all = chosen["instance"].nunique()
-    ok = chosen[_is_ok(chosen)]
+    ok = chosen[is_ok(chosen)]
     if summary.empty:
         counts = chosen["status"].astype(object).value_counts(dropna=False)
         raise ValueError(
             "no instance has a chosen plan to summarise (statuses: "
             f"{counts.to_dict()})."
         )
-    every = explanations[_is_ok(explanations)]
+    every = explanations[is_ok(explanations)]
     palette = _colors_for(sorted(every["action"].astype(str).unique()), colors)
     n_people = ok["instance"].nunique()
     ax = _new_axes(ax, (9, 1.6 + 0.45 * len(summary)))
@@ -1568,7 +1559,7 @@ def plot_recourse_summary(
         )
     )
     subtitle = f"{n_people} of {n_all} people have a chosen plan"
-    without = chosen.loc[~_is_ok(chosen)].drop_duplicates("instance")
+    without = chosen.loc[~is_ok(chosen)].drop_duplicates("instance")
     if len(without):
         counts = without["status"].astype(str).value_counts()
         counts = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_cscf._frames import check_frame
+
 __all__ = ["replay"]
 
 # the columns of explain's frame that a replay reads
@@ -231,9 +233,14 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     check_is_fitted(explainer)
     X = _as_2d(X)
     validate_data(explainer, X, skip_check_array=True, reset=False)
-    frame = _check_frame(explanations, "explanations", _REQUIRED)
+    frame = check_frame(explanations, _REQUIRED, unpack="return_states")
     if states is not None:
-        states = _check_frame(states, "states", ("instance", "solution", "step"))
+        states = check_frame(
+            states,
+            ("instance", "solution", "step"),
+            name="states",
+            returned_by="explain(X, return_states=True)",
+        )
     context = _Context(explainer, X, rtol, atol)
     reported_states = None if states is None else _state_lookup(states, context)
     records = []
@@ -975,20 +982,6 @@ def _as_2d(X):
             f"{array.shape}."
         )
     return array
-
-
-def _check_frame(frame, what, required):
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"{what} must be the DataFrame returned by explain, got "
-            f"{type(frame).__name__}."
-        )
-    missing = [column for column in required if column not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"{what} lacks the columns {missing} of the frame explain returns."
-        )
-    return frame
 
 
 def _instances(frame):

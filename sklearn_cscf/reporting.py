@@ -15,7 +15,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import COLUMNS, TEXT
+from sklearn_cscf._frames import COLUMNS, EXPLAIN, TEXT, check_frame
 
 __all__ = ["describe", "read_explanations", "show"]
 
@@ -34,7 +34,6 @@ _HINTS = {
     "already_target": "the model already predicts the target class",
 }
 _WIDTH = 100  # the profile is wrapped to this many characters
-_EXPLAIN = "SequentialCounterfactualExplainer.explain"
 
 
 def describe(
@@ -150,7 +149,12 @@ def describe(
           1. retrain  job  clerk -> developer  cost 2.00  P(hired) 1.00
              and so: age 20 -> 22
     """
-    frame = _check_frame(explanations)
+    frame = check_frame(
+        explanations,
+        _REQUIRED,
+        unpack="return_states",
+        then="describe(explanations, states)",
+    )
     labels, rows_of = _select(frame, instance)
     max_plans = _check_max_plans(max_plans)
     profiles = _profiles(X, labels)
@@ -271,7 +275,7 @@ def _plans(label, ok):
     if keys.isna().any().any():
         raise ValueError(
             f"instance {label!r} has 'ok' rows without a plan or solution; pass "
-            f"the DataFrame returned by {_EXPLAIN}."
+            f"the DataFrame returned by {EXPLAIN}."
         )
     plans = {}
     for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
@@ -366,27 +370,6 @@ def _cost(value):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _check_frame(explanations):
-    if isinstance(explanations, tuple):
-        raise TypeError(
-            "explanations is a tuple; unpack what explain(X, return_states=True) "
-            "returns: explanations, states = explainer.explain(X, "
-            "return_states=True), then describe(explanations, states)."
-        )
-    if not isinstance(explanations, pd.DataFrame):
-        raise TypeError(
-            f"explanations must be the DataFrame returned by {_EXPLAIN}, got "
-            f"{type(explanations).__name__}."
-        )
-    missing = [name for name in _REQUIRED if name not in explanations.columns]
-    if missing:
-        raise ValueError(
-            f"explanations lacks the column(s) {missing}; pass the DataFrame "
-            f"returned by {_EXPLAIN}."
-        )
-    return explanations
-
-
 def _select(frame, instance):
     """The labels to describe and the positions of each one's rows."""
     codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
@@ -487,17 +470,12 @@ def _initial_probas(initial_proba, X, labels):
 
 def _state_lookup(states, labels):
     """``path(label, solution, step) -> Series`` of the features of a state."""
-    if not isinstance(states, pd.DataFrame):
-        raise TypeError(
-            "states must be the DataFrame returned by explain(X, "
-            f"return_states=True), got {type(states).__name__}."
-        )
-    missing = [name for name in _STATE_KEYS if name not in states.columns]
-    if missing:
-        raise ValueError(
-            f"states lacks the column(s) {missing}; pass the states returned by "
-            "explain(X, return_states=True)."
-        )
+    check_frame(
+        states,
+        _STATE_KEYS,
+        name="states",
+        returned_by="explain(X, return_states=True)",
+    )
     states = states[states["instance"].isin(labels)]
     features = states.columns.drop(list(_STATE_KEYS))
     keys = zip(

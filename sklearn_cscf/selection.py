@@ -19,6 +19,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import EXPLAIN, check_frame, is_ok
+
 __all__ = ["choose_plan", "summarize_recourse"]
 
 # the per-sequence objectives the choice can weigh: columns of the frame
@@ -36,12 +38,10 @@ _METHODS = ("knee", "weighted", "cheapest")
 _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
-_OK = "ok"
 # the status of an instance whose sequences all have more than max_steps steps
 STATUS_EXCEEDS_MAX_STEPS = "exceeds_max_steps"
 # scores this close (relative to the best) are ties, broken by the fixed order
 _TIE_TOLERANCE = 1e-9
-_EXPLAIN = "SequentialCounterfactualExplainer.explain"
 _SUMMARY_COLUMNS = {
     "action": object,
     "feature": object,
@@ -177,7 +177,7 @@ def choose_plan(
     method, columns, weights, max_steps = _check_options(
         method, objectives, weights, max_steps
     )
-    frame = _check_frame(explanations, (*_REQUIRED, *columns))
+    frame = _check_explanations(explanations, (*_REQUIRED, *columns))
     return _choose(frame, method, columns, weights, max_steps)
 
 
@@ -271,7 +271,9 @@ def summarize_recourse(
     method, columns, weights, max_steps = _check_options(
         method, objectives, weights, max_steps
     )
-    frame = _check_frame(explanations, (*_REQUIRED, *_SUMMARY_REQUIRED, *columns))
+    frame = _check_explanations(
+        explanations, (*_REQUIRED, *_SUMMARY_REQUIRED, *columns)
+    )
     chosen = _choose(frame, method, columns, weights, max_steps)
     return _summary(chosen)
 
@@ -281,7 +283,7 @@ def summarize_recourse(
 # ---------------------------------------------------------------------- #
 def _choose(frame, method, columns, weights, max_steps):
     """The rows of each instance's chosen sequence (or its status rows)."""
-    ok = _is_ok(frame)
+    ok = is_ok(frame)
     codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
     table = _sequence_table(frame, ok, codes, columns)
     chosen, shortest = {}, {}
@@ -328,7 +330,7 @@ def _sequence_table(frame, ok, codes, columns):
         label = steps.loc[steps[["solution", "step"]].isna().any(axis=1), "instance"]
         raise ValueError(
             f"a row of instance {label.iloc[0]!r} has status 'ok' but no "
-            f"solution or step; pass the DataFrame returned by {_EXPLAIN}."
+            f"solution or step; pass the DataFrame returned by {EXPLAIN}."
         )
     extra = [c for c in ("length", "gower_distance", *columns) if c in steps]
     grouped = steps.assign(code=codes[ok]).groupby(keys, sort=False)
@@ -451,7 +453,7 @@ def _fallback(dtype, value):
 # The summary
 # ---------------------------------------------------------------------- #
 def _summary(chosen):
-    steps = chosen[_is_ok(chosen)]
+    steps = chosen[is_ok(chosen)]
     n_people = steps["instance"].nunique()
     if n_people == 0:
         return pd.DataFrame(
@@ -491,32 +493,10 @@ def _summary(chosen):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _is_ok(frame):
-    # object comparison: a missing status is simply not "ok"
-    return (frame["status"].astype(object) == _OK).to_numpy(dtype=bool)
-
-
-def _check_frame(explanations, columns):
-    if isinstance(explanations, tuple):
-        raise TypeError(
-            "explanations is a tuple; unpack what explain(X, return_states=True) "
-            "returns: explanations, states = explainer.explain(X, "
-            "return_states=True)."
-        )
-    if not isinstance(explanations, pd.DataFrame):
-        raise TypeError(
-            f"explanations must be the DataFrame returned by {_EXPLAIN}, got "
-            f"{type(explanations).__name__}."
-        )
+def _check_explanations(explanations, columns):
     # length is counted from the steps when the frame lacks it
-    needed = [c for c in dict.fromkeys(columns) if c != "length"]
-    missing = [name for name in needed if name not in explanations.columns]
-    if missing:
-        raise ValueError(
-            f"explanations lacks the column(s) {missing}; pass the DataFrame "
-            f"returned by {_EXPLAIN}."
-        )
-    return explanations
+    needed = [c for c in columns if c != "length"]
+    return check_frame(explanations, needed, unpack="return_states")
 
 
 def _check_objective(name, where):

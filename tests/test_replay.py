@@ -423,7 +423,7 @@ def test_errors(worked_explainer, worked_X, worked_explained):
     explanations, _ = worked_explained
     with pytest.raises(TypeError, match="explanations must be the DataFrame"):
         replay(worked_explainer, worked_X, explanations.to_numpy())
-    with pytest.raises(ValueError, match=r"lacks the columns \['new_number'\]"):
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['new_number'\]"):
         replay(worked_explainer, worked_X, explanations.drop(columns="new_number"))
     with pytest.raises(ValueError, match="Instance 7 of the frame is not a row of X"):
         replay(worked_explainer, worked_X, explanations.assign(instance=7))
