@@ -118,22 +118,26 @@ def gower_distance(x0, states, schema):
     -------
     ndarray of shape (n,)
     """
-    span = schema.span
-    scaled = ~np.isnan(span) & (span > 0) & ~schema.is_categorical
-    diff = np.asarray(states - x0, dtype=float)
-    # |diff| / span, divided (not multiplied by 1 / span, which overflows for
-    # a span below the smallest normal float); 0 for a constant feature
-    numeric = np.zeros(np.broadcast_shapes(diff.shape, span.shape))
+    parts = _gower_parts(states, x0, schema.span, schema.is_categorical)
+    return parts.mean(axis=1)
+
+
+def _gower_parts(a, b, span, categorical):
+    """Per-feature Gower contributions of ``a`` against ``b`` (broadcast, the
+    features last): ``|a - b| / span`` for numbers (0 for a constant
+    feature), a 0/1 mismatch for categories, and 1 where exactly one side is
+    missing."""
+    scaled = ~np.isnan(span) & (span > 0) & ~categorical
+    # divided, not multiplied by 1 / span, which overflows for a span below
+    # the smallest normal float
+    numeric = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)))
     with np.errstate(invalid="ignore", over="ignore"):
-        np.divide(np.abs(diff), span, out=numeric, where=scaled)
-        contribution = np.where(schema.is_categorical, diff != 0, numeric)
-    missing_state = np.isnan(states)
-    missing_x0 = np.isnan(x0)
-    if missing_state.any() or missing_x0.any():
-        contribution = np.where(
-            missing_state | missing_x0, missing_state != missing_x0, contribution
-        )
-    return contribution.mean(axis=1)
+        np.divide(np.abs(a - b), span, out=numeric, where=scaled)
+        part = np.where(categorical, a != b, numeric)
+    missing_a, missing_b = np.isnan(a), np.isnan(b)
+    if missing_a.any() or missing_b.any():
+        part = np.where(missing_a | missing_b, missing_a != missing_b, part)
+    return part
 
 
 def affect_matrix(actions, n_features):
@@ -240,15 +244,9 @@ class Plausibility:
 
 def _contributions(states, reference, schema, columns):
     """Gower contributions ``(n_states, n_reference, n_columns)`` of ``columns``."""
-    span = schema.span[columns]
-    categorical = schema.is_categorical[columns]
-    scaled = ~np.isnan(span) & (span > 0) & ~categorical
-    a, b = states[:, None, :], reference[None, :, :]
-    numeric = np.zeros(np.broadcast_shapes(a.shape, b.shape))
-    with np.errstate(invalid="ignore", over="ignore"):
-        np.divide(np.abs(a - b), span, out=numeric, where=scaled)
-        part = np.where(categorical, a != b, numeric)
-    missing_a, missing_b = np.isnan(a), np.isnan(b)
-    if missing_a.any() or missing_b.any():
-        part = np.where(missing_a | missing_b, missing_a != missing_b, part)
-    return part
+    return _gower_parts(
+        states[:, None, :],
+        reference[None, :, :],
+        schema.span[columns],
+        schema.is_categorical[columns],
+    )
