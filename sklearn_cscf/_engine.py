@@ -147,7 +147,7 @@ class Block:
             problem.objectives, Candidates(self.x0[owner], paths, self.targets[owner])
         )
         gap = problem.target.gap(answers, self.targets[owner]) + paths.violations
-        return Evaluation(F, gap, paths.sequence_keys())
+        return Evaluation(F, gap, paths.sequence_keys(), order_keys(paths.order))
 
     # ------------------------------------------------------------------ #
     def run(self):

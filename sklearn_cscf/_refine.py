@@ -30,7 +30,9 @@ is still Pareto-optimal.
 
 import numpy as np
 
-from sklearn_cscf._search import Evaluation, pareto_front
+from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._search import Evaluation, first_occurrences, pareto_front
+from sklearn_cscf._simulation import order_keys
 
 # bisection rounds per step: 2**-17 of the key range is below 1e-5
 MAX_BISECTIONS = 17
@@ -38,10 +40,17 @@ KEY_TOLERANCE = 2.0**-17
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
 INACTIVE = 1.0  # an action key above 0.5 drops the action
-# each instance's cheapest sequences that also try trading steps
+# each instance's cheapest plans whose cheapest sequence also tries trading
+# steps and inserting one
 TRADED_PER_INSTANCE = 3
+# where a pushed step is also tried, as a share of its way from the least change
+PART_WAY = (1 / 4, 1 / 16)
+# values of an unordered category tried when a step is inserted, at most
+INSERTED_VALUES = 8
 # values scanned between the least change and the found one before bisecting
 SCAN_POINTS = 8
+# training values tried between them, at most
+SCAN_SUPPORT = 96
 
 
 def refine(block, fronts):
@@ -60,27 +69,46 @@ def refine(block, fronts):
         Each instance's front after refinement.
     improved : ndarray of shape (n_instances,)
         Sequences of each new front that are refined ones, cheaper than the
-        sequence they came from.
+        cheapest sequence the search found.
     """
-    improved = np.zeros(len(fronts), dtype=np.intp)
-    members = [m for m, (keys, _) in enumerate(fronts) if keys.shape[0]]
-    if not members:
-        return fronts, improved
     problem = block.problem
     n_actions = problem.n_actions
     cost = problem.slices["sequence_cost"].start
-    counts = [fronts[m][0].shape[0] for m in members]
-    owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
-    found = np.vstack([fronts[m][0] for m in members])
-    before = Evaluation.concatenate([fronts[m][1] for m in members])
+    counts = [fronts[m][0].shape[0] for m in range(len(fronts))]
+    owner = np.repeat(np.arange(len(fronts)), counts)
+    found = np.vstack([keys for keys, _ in fronts])
+    before = Evaluation.concatenate([evaluation for _, evaluation in fronts])
+    found_cost = before.F[:, cost]
+    # what a refined row must beat to count as improved: its instance's
+    # cheapest sequence found
+    least = np.full(len(fronts), np.inf)
+    np.minimum.at(least, owner, found_cost)
 
-    source, pushed = _trades(block, owner, found, before.F[:, cost])
-    by_owner = np.argsort(owner[source], kind="stable")  # rows of an instance together
-    source, pushed = source[by_owner], pushed[by_owner]
-    keys = found[source]
-    owner = owner[source]
+    source, pushed = _trades(block, owner, found, found_cost)
+    inserted_source, inserted_keys, inserted_action = _insertions(
+        block, owner, found, found_cost
+    )
+    single_owner, single_keys = _singles(block, len(fronts))
+    n_kept, n_inserted = source.shape[0], inserted_source.shape[0]
+    placed = np.repeat([False, True, False], [n_kept, n_inserted, single_owner.size])
+    # an inserted step goes from its least change toward where it was
+    # placed, as far as the sequence stays valid
+    goal = np.full(placed.shape[0], np.nan)
+    goal[n_kept : n_kept + n_inserted] = inserted_keys[
+        np.arange(n_inserted), n_actions + inserted_action
+    ]
+    keys = np.vstack([found[source], inserted_keys, single_keys])
+    owner = np.concatenate([owner[source], owner[inserted_source], single_owner])
+    pushed = np.concatenate(
+        [pushed, np.zeros(n_inserted, np.intp), np.full(single_owner.size, -1)]
+    )
+    if keys.shape[0] == 0:
+        return fronts, np.zeros(len(fronts), dtype=np.intp)
+    by_owner = np.argsort(owner, kind="stable")  # rows of an instance together
+    owner, pushed = owner[by_owner], pushed[by_owner]
+    keys, placed, goal = keys[by_owner], placed[by_owner], goal[by_owner]
     # the order in which each row's steps are pulled back: a pushed step last
-    positions = np.tile(np.arange(n_actions), (source.shape[0], 1))
+    positions = np.tile(np.arange(n_actions), (keys.shape[0], 1))
     traded = np.flatnonzero(pushed >= 0)
     others = np.arange(n_actions - 1)[None, :]
     positions[traded, :-1] = np.where(
@@ -89,18 +117,27 @@ def refine(block, fronts):
     positions[traded, -1] = pushed[traded]
 
     if traded.size:
-        _move(block, owner, keys, np.where(pushed >= 0, pushed, -1), toward="far")
+        _move(block, owner, keys, np.where(pushed >= 0, pushed, -1), "far", goal)
+        # the cheapest point of the decision boundary may lie between the
+        # corners: the pushed step also part of the way
+        extra = _part_way(block, owner, keys, pushed)
+        take = np.concatenate([np.arange(keys.shape[0]), extra[0]])
+        keys = np.vstack([keys, extra[1]])
+        owner, pushed, positions = owner[take], pushed[take], positions[take]
     for round_ in range(n_actions):
         _move(block, owner, keys, positions[:, round_], toward="least")
+    # a pushed or inserted step pulled back last changes where the steps
+    # after it start: pull those back again
+    for round_ in range(n_actions):
+        _move(block, owner, keys, np.where(pushed >= 0, round_, -1), toward="least")
     for position in reversed(range(n_actions)):
         _drop(block, owner, keys, position)
     refined = block.judge(owner, keys)
-    cheaper = refined.feasible & (
-        refined.F[:, cost] < before.F[source, cost] - COST_TOLERANCE
-    )
+    cheaper = refined.feasible & (refined.F[:, cost] < least[owner] - COST_TOLERANCE)
 
     new_fronts = list(fronts)
-    for m, count in zip(members, counts):
+    improved = np.zeros(len(fronts), dtype=np.intp)
+    for m, count in enumerate(counts):
         mine = np.flatnonzero(owner == m)
         both = Evaluation.concatenate([fronts[m][1], refined.take(mine)])
         both_keys = np.vstack([fronts[m][0], keys[mine]])
@@ -118,12 +155,7 @@ def _trades(block, owner, keys, cost):
     Returns the source row of each row to refine and its pushed position.
     """
     paths = block.simulate(owner, keys, record=True)
-    cheapest = np.zeros(keys.shape[0], dtype=bool)
-    for m in np.unique(owner).tolist():
-        mine = np.flatnonzero(owner == m)
-        cheapest[mine[np.argsort(cost[mine], kind="stable")[:TRADED_PER_INSTANCE]]] = (
-            True
-        )
+    cheapest = _cheapest(owner, cost, order_keys(paths.order), TRADED_PER_INSTANCE)
     sources, pushed = [np.arange(keys.shape[0])], [np.full(keys.shape[0], -1)]
     several = cheapest & (paths.lengths >= 2)
     for position in range(block.problem.n_actions):
@@ -132,6 +164,130 @@ def _trades(block, owner, keys, cost):
         sources.append(rows)
         pushed.append(np.full(rows.shape[0], position))
     return np.concatenate(sources), np.concatenate(pushed)
+
+
+def _part_way(block, owner, keys, pushed):
+    """Copies of the rows with a pushed step (``pushed >= 0``), that step
+    moved back part of the way to its least change (``PART_WAY``).
+
+    Returns the row each copy comes from and the copies' genotypes.
+    """
+    n_actions = block.problem.n_actions
+    rows = np.flatnonzero(pushed >= 0)
+    paths = block.simulate(owner[rows], keys[rows], record=True)
+    inside = np.flatnonzero(pushed[rows] < paths.lengths)
+    rows = rows[inside]
+    least = _least_keys(
+        block, paths.take(inside), np.arange(rows.shape[0]), pushed[rows]
+    )
+    column = n_actions + paths.order[inside, pushed[rows]]
+    current = keys[rows, column]
+    movable = np.isfinite(least)
+    rows, column, least, current = (a[movable] for a in (rows, column, least, current))
+    fractions = np.asarray(PART_WAY)
+    copies = keys[np.repeat(rows, fractions.shape[0])]
+    values = least[:, None] + (current - least)[:, None] * fractions[None, :]
+    copies[np.arange(copies.shape[0]), np.repeat(column, fractions.shape[0])] = (
+        values.ravel()
+    )
+    return np.repeat(rows, fractions.shape[0]), copies
+
+
+def _singles(block, n_instances):
+    """Every action alone, at the far end(s) of its value space, for every
+    instance: refined, they give each instance its cheapest one-step plans
+    whatever the search found (the least change that the model accepts, to
+    the step's resolution).
+
+    Returns the instance of each genotype and the genotypes.
+    """
+    problem = block.problem
+    n_actions = problem.n_actions
+    genotypes = []
+    for a, action in enumerate(problem.actions):
+        for value_key in _far_keys(action.space):
+            genotype = np.full(2 * n_actions, INACTIVE)
+            genotype[a] = 0.0
+            genotype[n_actions + a] = value_key
+            genotypes.append(genotype)
+    genotypes = np.array(genotypes).reshape(-1, 2 * n_actions)
+    owner = np.repeat(np.arange(n_instances), genotypes.shape[0])
+    return owner, np.tile(genotypes, (n_instances, 1))
+
+
+def _cheapest(owner, cost, plans, per_instance):
+    """Whether each row is the cheapest sequence of one of its instance's
+    ``per_instance`` cheapest plans (``plans``: bytes equal for the same
+    actions in the same order)."""
+    cheapest = np.zeros(owner.shape[0], dtype=bool)
+    for m in np.unique(owner).tolist():
+        mine = np.flatnonzero(owner == m)
+        ranked = mine[np.argsort(cost[mine], kind="stable")]
+        cheapest[ranked[first_occurrences(plans[ranked])[:per_instance]]] = True
+    return cheapest
+
+
+def _insertions(block, owner, keys, cost):
+    """Each instance's cheapest sequences with one more step first: every
+    action they lack, at the far end(s) of its value space.
+
+    A step can pay for itself by what it enables: it may cross a threshold of
+    a feature graph's tau (a discount for a later step), or move the model so
+    far that the other steps can do less. The search and the pull-back never
+    add a step; these rows start from each such step at its far end, and
+    refinement then pulls the other steps back and this one last (when it
+    does not pay, :func:`_drop` removes it again).
+
+    Returns the source row of each new genotype, the genotypes and the
+    action each inserts.
+    """
+    problem = block.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, _ = decode_order(keys, n_actions, max_length)
+    plans = order_keys(order)
+    rows = np.flatnonzero(_cheapest(owner, cost, plans, TRADED_PER_INSTANCE))
+    action_keys = keys[rows, :n_actions]
+    active = action_keys <= 0.5
+    lengths = active.sum(axis=1)
+    if max_length is not None:
+        rows, action_keys, active = (
+            a[lengths < max_length] for a in (rows, action_keys, active)
+        )
+    # the active steps keep their order, after a first slot at key 0
+    rank = np.argsort(np.argsort(np.where(active, action_keys, np.inf), axis=1), 1)
+    shifted = np.where(active, (rank + 1) / (2.0 * (n_actions + 1)), action_keys)
+    sources, genotypes, inserted = [], [], []
+    for a, action in enumerate(problem.actions):
+        lacking = np.flatnonzero(~active[:, a])
+        if lacking.size == 0:
+            continue
+        for value_key in _far_keys(action.space):
+            genotype = keys[rows[lacking]].copy()
+            genotype[:, :n_actions] = shifted[lacking]
+            genotype[:, a] = 0.0
+            genotype[:, n_actions + a] = value_key
+            sources.append(rows[lacking])
+            genotypes.append(genotype)
+            inserted.append(np.full(lacking.shape[0], a))
+    if not sources:
+        none = np.empty(0, dtype=np.intp)
+        return none, np.empty((0, keys.shape[1])), none
+    return np.concatenate(sources), np.vstack(genotypes), np.concatenate(inserted)
+
+
+def _far_keys(space):
+    """Value keys of a step placed at the far end(s) of its value space: every
+    value (at most ``INSERTED_VALUES``) of an unordered choice."""
+    if getattr(space, "rank_of_code", None) is not None and space.direction == "any":
+        n = space.values.shape[0]
+        slots = np.unique(np.round(np.linspace(0, n - 1, min(n, INSERTED_VALUES))))
+        return ((slots + 0.5) / n).tolist()
+    if space.direction == "increase":
+        return [1.0]
+    if space.direction == "decrease":
+        return [0.0]
+    return [0.0, 1.0]
 
 
 def _least_keys(block, paths, rows, positions):
@@ -147,10 +303,16 @@ def _least_keys(block, paths, rows, positions):
     return least
 
 
-def _move(block, owner, keys, positions, toward):
+def _move(block, owner, keys, positions, toward, goal=None):
     """Move each row's value key of step ``positions[row]`` (-1: none) toward
-    the least change, or away from it (``"far"``), as far as the sequence
-    stays valid (in place)."""
+    the least change (``"least"``: see :func:`_pull_back`), or away from it
+    (``"far"``) as far as the sequence stays valid (in place).
+
+    ``goal`` (far moves): where a row goes from its least change instead,
+    NaN for the rows that go from their value to the far end on its side.
+    """
+    if toward == "least":
+        return _pull_back(block, owner, keys, positions)
     n_actions = block.problem.n_actions
     paths = block.simulate(owner, keys, record=True)
     rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
@@ -159,40 +321,19 @@ def _move(block, owner, keys, positions, toward):
     least = _least_keys(block, paths, rows, positions[rows])
     column = n_actions + paths.order[rows, positions[rows]]
     current = keys[rows, column]
-    if toward == "least":
-        goal = least
-    else:  # the far end of the value space, on the side of the found change
-        goal = np.where(current > least, 1.0, 0.0)
-    movable = np.isfinite(least) & (np.abs(goal - current) > KEY_TOLERANCE)
+    # the far end of the value space, on the side of the found change
+    far = np.where(current > least, 1.0, 0.0)
+    if goal is not None:
+        given = np.isfinite(goal[rows])
+        far = np.where(given, goal[rows], far)
+        current = np.where(given, least, current)
+    movable = np.isfinite(least) & (np.abs(far - current) > KEY_TOLERANCE)
     rows, column = rows[movable], column[movable]
-    valid_key, trial_key = current[movable], goal[movable]
+    valid_key, trial_key = current[movable], far[movable]
     if rows.size == 0:
         return
-    if toward == "least":
-        # the model's acceptance need not be monotone along a step's values
-        # (a tree may accept an island of them): scan evenly spaced keys from
-        # the least change to the found one, keep the valid one nearest the
-        # least change, then bisect between it and its invalid neighbour
-        fractions = np.arange(SCAN_POINTS) / SCAN_POINTS
-        grid = trial_key[:, None] + (valid_key - trial_key)[:, None] * fractions
-        valid = _valid(
-            block,
-            owner,
-            keys,
-            np.repeat(rows, SCAN_POINTS),
-            np.repeat(column, SCAN_POINTS),
-            grid.ravel(),
-        ).reshape(grid.shape)
-        some = valid.any(axis=1)
-        first = np.where(some, valid.argmax(axis=1), SCAN_POINTS)
-        at = np.flatnonzero(some)
-        valid_key[at] = grid[at, first[at]]
-        outside = np.clip(first - 1, 0, SCAN_POINTS - 1)
-        trial_key = np.where(some, grid[np.arange(grid.shape[0]), outside], grid[:, -1])
-        reached = some & (first == 0)
-    else:
-        reached = _valid(block, owner, keys, rows, column, trial_key)
-        valid_key[reached] = trial_key[reached]
+    reached = _valid(block, owner, keys, rows, column, trial_key)
+    valid_key[reached] = trial_key[reached]
     pending = ~reached
     for _ in range(MAX_BISECTIONS):
         pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
@@ -204,6 +345,130 @@ def _move(block, owner, keys, positions, toward):
         valid_key[index[valid]] = mid[valid]
         trial_key[index[~valid]] = mid[~valid]
     keys[rows, column] = valid_key
+
+
+def _pull_back(block, owner, keys, positions):
+    """Move each row's value key of step ``positions[row]`` (-1: none) from
+    the found value toward the least change, to the cheapest value that keeps
+    the sequence valid (in place).
+
+    The model's acceptance need not be monotone along a step's values (a tree
+    accepts islands of them, around values seen in training), and a step's
+    value also sets the discounts of the steps after it (a feature graph's
+    tau functions are often step functions). So the values tried are evenly
+    spaced keys from the least change to the found one and every training
+    value between them; the valid one of least sequence cost is kept (the
+    nearest to the least change among equals), then bisected toward its
+    neighbour on the side of the least change while the sequence stays valid
+    and no more expensive: the edge of an island, or of a discount step.
+    """
+    n_actions = block.problem.n_actions
+    cost = block.problem.slices["sequence_cost"].start
+    paths = block.simulate(owner, keys, record=True)
+    rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
+    if rows.size == 0:
+        return
+    steps = positions[rows]
+    least = _least_keys(block, paths, rows, steps)
+    column = n_actions + paths.order[rows, steps]
+    current = keys[rows, column]
+    movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
+    rows, steps, column = rows[movable], steps[movable], column[movable]
+    least, current = least[movable], current[movable]
+    if rows.size == 0:
+        return
+    grid = _scan_grid(block, paths, rows, steps, least, current)
+    n_points = grid.shape[1]
+    judged = block.judge(
+        np.repeat(owner[rows], n_points),
+        _with_keys(
+            keys, np.repeat(rows, n_points), np.repeat(column, n_points), grid.ravel()
+        ),
+    )
+    price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(grid.shape)
+    best = price.min(axis=1)
+    some = np.isfinite(best)
+    # the nearest to the least change of the cheapest (grid is in that order)
+    chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
+    at = np.arange(rows.shape[0])
+    valid_key = np.where(some, grid[at, chosen], current)
+    trial_key = np.where(
+        some & (chosen > 0), grid[at, np.maximum(chosen - 1, 0)], valid_key
+    )
+    bar = best
+    pending = some & (chosen > 0)
+    for _ in range(MAX_BISECTIONS):
+        pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
+        if not pending.any():
+            break
+        index = np.flatnonzero(pending)
+        mid = (valid_key[index] + trial_key[index]) / 2
+        judged = block.judge(
+            owner[rows[index]], _with_keys(keys, rows[index], column[index], mid)
+        )
+        price = np.where(judged.feasible, judged.F[:, cost], np.inf)
+        better = price <= _bar(bar[index])
+        valid_key[index[better]] = mid[better]
+        bar[index[better]] = np.minimum(bar[index[better]], price[better])
+        trial_key[index[~better]] = mid[~better]
+    keys[rows, column] = valid_key
+
+
+def _bar(cost):
+    """Costs no more than ``cost``, up to rounding."""
+    return cost + COST_TOLERANCE * (1.0 + np.abs(cost))
+
+
+def _scan_grid(block, paths, rows, steps, least, current):
+    """The value keys tried for each row's step, ordered from the least change
+    to the found value (the last column): evenly spaced ones and the keys of
+    the training values between (at most ``SCAN_SUPPORT``; repeats of the
+    found key pad the rows with fewer)."""
+    fractions = np.arange(SCAN_POINTS + 1) / SCAN_POINTS
+    even = least[:, None] + (current - least)[:, None] * fractions
+    extra = np.full((rows.shape[0], 0), np.nan)
+    action = block.problem.actions
+    order = paths.order[rows, steps]
+    parts = []
+    for a in np.unique(order).tolist():
+        chosen = np.flatnonzero(order == a)
+        compiled = action[a]
+        value = paths.states[rows[chosen], steps[chosen], compiled.feature]
+        parts.append((chosen, compiled.space.scan_keys(value)))
+    width = max(keys.shape[1] for _, keys in parts)
+    if width:
+        extra = np.full((rows.shape[0], width), np.nan)
+        for chosen, keys in parts:
+            extra[chosen, : keys.shape[1]] = keys
+    low, high = np.minimum(least, current), np.maximum(least, current)
+    with np.errstate(invalid="ignore"):
+        between = (extra > low[:, None]) & (extra < high[:, None])
+    distance = np.where(between, np.abs(extra - least[:, None]), np.inf)
+    nearest = np.argsort(distance, axis=1, kind="stable")
+    extra = np.take_along_axis(extra, nearest, axis=1)
+    count = between.sum(axis=1)
+    width = int(min(count.max(initial=0), SCAN_SUPPORT))
+    if width:
+        # at most SCAN_SUPPORT of them per row, spread evenly over their ranks
+        slots = np.arange(width)[None, :]
+        spread = np.round(slots * (count[:, None] - 1) / max(width - 1, 1)).astype(
+            np.intp
+        )
+        slots = np.where(count[:, None] > width, spread, slots)
+        picked = np.take_along_axis(extra, np.minimum(slots, extra.shape[1] - 1), 1)
+        picked = np.where(slots < count[:, None], picked, current[:, None])
+        grid = np.hstack([even, picked])
+    else:
+        grid = even
+    distance = np.abs(grid - least[:, None])
+    return np.take_along_axis(grid, np.argsort(distance, axis=1, kind="stable"), 1)
+
+
+def _with_keys(keys, rows, column, values):
+    """Copies of the genotypes ``rows`` with ``values`` in ``column``."""
+    trial = keys[rows].copy()
+    trial[np.arange(rows.shape[0]), column] = values
+    return trial
 
 
 def _drop(block, owner, keys, position):
@@ -228,6 +493,4 @@ def _drop(block, owner, keys, position):
 def _valid(block, owner, keys, rows, column, values):
     """Whether the sequences ``rows`` stay valid with value keys ``values`` in
     ``column``."""
-    trial = keys[rows].copy()
-    trial[np.arange(rows.shape[0]), column] = values
-    return block.judge(owner[rows], trial).feasible
+    return block.judge(owner[rows], _with_keys(keys, rows, column, values)).feasible

@@ -94,6 +94,20 @@ def _sorted_labels(labels):
         return sorted(labels, key=str)
 
 
+# distinct training values kept per numeric feature
+MAX_SUPPORT = 256
+
+
+def _support(finite):
+    """At most :data:`MAX_SUPPORT` distinct values of ``finite``, sorted: all
+    of them, or as many spread evenly over their ranks."""
+    distinct = np.unique(finite)
+    if distinct.size > MAX_SUPPORT:
+        ranks = np.round(np.linspace(0, distinct.size - 1, MAX_SUPPORT))
+        distinct = distinct[ranks.astype(np.intp)]
+    return distinct
+
+
 class FeatureSchema:
     """Column kinds, ranges and categories learned from the training data.
 
@@ -123,6 +137,10 @@ class FeatureSchema:
         self.is_integer = np.zeros(n_features, dtype=bool)
         self.categories = [None] * n_features
         self.observed = [None] * n_features
+        # numeric features: distinct training values (at most MAX_SUPPORT,
+        # spread over their quantiles), where a tree's splits lie; refinement
+        # tries them as values of a step
+        self.support = [None] * n_features
         self.ordered = np.zeros(n_features, dtype=bool)
         self.dtypes = [getattr(col, "dtype", None) for col in columns]
         for j, col in enumerate(columns):
@@ -138,6 +156,7 @@ class FeatureSchema:
                     )
                 self.low[j], self.high[j] = finite.min(), finite.max()
                 self.is_integer[j] = bool(np.all(finite == np.round(finite)))
+                self.support[j] = _support(finite)
             else:
                 self._learn_categories(j, col)
         self._lookup = [None] * n_features

@@ -21,16 +21,37 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
+# n_generations="auto": at least this many generations ...
+AUTO_MIN_GENERATIONS = 30
+# ... and at most this many (twice the paper's budget) ...
+AUTO_MAX_GENERATIONS = 300
+# ... ending once the cheapest plans have not changed for this many
+# (n_iter_no_change, when given) ...
+AUTO_PATIENCE = 25
+# ... or, with no feasible individual yet, after the paper's budget
+AUTO_INFEASIBLE_GENERATIONS = 150
+# the cheapest plans (distinct actions and orders) that must settle
+AUTO_PLANS = 2
+
 
 @dataclass
 class SearchSettings:
     population_size: int = 500
-    n_generations: int = 150
+    n_generations: int | str = 150
     mutant_fraction: float = 0.2
     crossover_bias: float = 0.7
     elite_fraction: float = 0.2
     max_sequence_length: int | None = None
     n_iter_no_change: int | None = None
+
+    @property
+    def auto(self):
+        """Whether the search decides when it has converged."""
+        return self.n_generations == "auto"
+
+    @property
+    def max_generations(self):
+        return AUTO_MAX_GENERATIONS if self.auto else self.n_generations
 
 
 @dataclass
@@ -40,21 +61,42 @@ class Evaluation:
     F: np.ndarray  # (n, n_objective_columns), all minimised
     gap: np.ndarray  # (n,) constraint violation: target gap + invalid steps
     sequence_key: np.ndarray  # (n,) bytes identifying the decoded sequence
+    # (n,) bytes identifying its plan (actions and order, not values); None:
+    # the sequence keys
+    plan_key: np.ndarray | None = None
 
     @property
     def feasible(self):
         return self.gap == 0
 
     def take(self, index):
-        return Evaluation(self.F[index], self.gap[index], self.sequence_key[index])
+        return Evaluation(
+            self.F[index],
+            self.gap[index],
+            self.sequence_key[index],
+            None if self.plan_key is None else self.plan_key[index],
+        )
 
     @staticmethod
     def concatenate(parts):
+        plans = [p.plan_key for p in parts]
         return Evaluation(
             np.concatenate([p.F for p in parts]),
             np.concatenate([p.gap for p in parts]),
             np.concatenate([p.sequence_key for p in parts]),
+            None if any(p is None for p in plans) else np.concatenate(plans),
         )
+
+    def cheapest_plans(self, n, cost_column=0):
+        """The plan keys of the ``n`` cheapest distinct feasible plans, joined
+        in sorted order (empty bytes when none is feasible)."""
+        feasible = np.flatnonzero(self.feasible)
+        if feasible.size == 0:
+            return b""
+        plans = self.sequence_key if self.plan_key is None else self.plan_key
+        ranked = feasible[np.argsort(self.F[feasible, cost_column], kind="stable")]
+        distinct = first_occurrences(plans[ranked])[:n]
+        return b"".join(sorted(bytes(key) for key in plans[ranked[distinct]]))
 
 
 def first_occurrences(keys):
@@ -144,6 +186,8 @@ class BRKGA:
         self._asked = None
         self._unchanged = 0
         self._signature = None
+        if settings.auto:
+            self.patience = settings.n_iter_no_change or AUTO_PATIENCE
 
     def ask(self):
         """The genotypes to evaluate next."""
@@ -190,17 +234,44 @@ class BRKGA:
             )
         self._asked = None
         self.generation += 1
-        if self.generation >= self.settings.n_generations:
+        if self.generation >= self.settings.max_generations:
             self.done = True
             return
         self._elites = select_elites(self.evaluation, self.max_elites, self.cost_column)
-        if self.settings.n_iter_no_change is not None:
+        if self.settings.auto:
+            self._converged()
+        elif self.settings.n_iter_no_change is not None:
             signature = np.sort(self.evaluation.sequence_key[self._elites]).tobytes()
             same = signature == self._signature
             self._unchanged = self._unchanged + 1 if same else 0
             self._signature = signature
             if self._unchanged >= self.settings.n_iter_no_change:
                 self.done = True
+
+    def cheapest_plans(self):
+        """Bytes naming the cheapest plans of the elites (empty: none
+        feasible), as the stopping rule of ``n_generations="auto"`` sees them."""
+        if self._elites is None:
+            return b""
+        elites = self.evaluation.take(self._elites)
+        return elites.cheapest_plans(AUTO_PLANS, self.cost_column)
+
+    def _converged(self):
+        """``n_generations="auto"``: done once the cheapest plans (actions and
+        order: refinement polishes their values) have not changed for
+        ``patience`` generations, after at least ``AUTO_MIN_GENERATIONS``; or
+        when nothing is feasible after ``AUTO_INFEASIBLE_GENERATIONS``."""
+        signature = self.cheapest_plans()
+        same = signature == self._signature
+        self._unchanged = self._unchanged + 1 if same else 0
+        self._signature = signature
+        if not signature:
+            self.done = self.generation >= AUTO_INFEASIBLE_GENERATIONS
+        else:
+            self.done = (
+                self.generation >= AUTO_MIN_GENERATIONS
+                and self._unchanged >= self.patience
+            )
 
     def result(self):
         """Genotypes and evaluation of the final Pareto front."""

@@ -243,7 +243,7 @@ def _key(value):
 class RangeSpace:
     """A numeric range ``[low, high]``, optionally on a grid of ``step``."""
 
-    def __init__(self, low, high, direction, step=None):
+    def __init__(self, low, high, direction, step=None, support=None):
         self.low = float(low)
         self.high = float(high)
         self.direction = direction
@@ -251,6 +251,22 @@ class RangeSpace:
         self.span = self.high - self.low
         # with a step: grid points low + k * step, k = 0 .. top
         self.top = None if step is None else float(np.floor(self.span / step + 1e-9))
+        # values worth trying (those seen in training), within the range
+        if support is not None:
+            support = np.asarray(support, dtype=float)
+            support = support[(support >= self.low) & (support <= self.high)]
+        self.support = support if support is not None and support.size else None
+
+    def _interval(self, current):
+        """Start and width of the values reachable from ``current``."""
+        if self.direction == "any":
+            return np.full(current.shape, self.low), np.full(current.shape, self.span)
+        if self.direction == "increase":
+            low = np.maximum(current, self.low)
+            return low, self.high - low
+        return np.full(current.shape, self.low), np.minimum(
+            current, self.high
+        ) - self.low
 
     def interpolate(self, keys, current):
         """Values for keys in [0, 1] given current values; and which are valid."""
@@ -302,6 +318,33 @@ class RangeSpace:
             key = (k + 0.5) / (self.top + 1)
         return np.where(np.isnan(current), np.nan, key)
 
+    def scan_keys(self, current):
+        """Value keys of the training values reachable from each ``current``
+        (shape ``(n, n_support)``, NaN where one is not reachable)."""
+        n = current.shape[0]
+        if self.support is None:
+            return np.empty((n, 0))
+        low, width = self._interval(current)
+        values = self.support[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.step is None:
+                keys = (values - low[:, None]) / width[:, None]
+                inside = (keys >= 0) & (keys <= 1) & (width[:, None] > 0)
+                return np.where(inside, keys, np.nan)
+            k = np.round((values - self.low) / self.step)
+            if self.direction == "any":
+                k_low, count = np.zeros(n), np.full(n, self.top + 1)
+            elif self.direction == "increase":
+                k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+                count = self.top + 1 - k_low
+            else:
+                k_low = np.zeros(n)
+                count = np.minimum(np.floor(width / self.step + 1e-9), self.top) + 1
+            position = k - k_low[:, None]
+            keys = (position + 0.5) / count[:, None]
+            inside = (position >= 0) & (position < count[:, None])
+        return np.where(inside, keys, np.nan)
+
     def describe(self):
         return (self.low, self.high)
 
@@ -344,6 +387,35 @@ class DiscreteSpace:
         index = start + np.minimum((keys * n).astype(np.intp), n - 1)
         index[~valid] = 0  # any in-bounds index: these values are not used
         return np.where(valid, self.values[index], current), valid
+
+    def scan_keys(self, current):
+        """Value keys of every value reachable from each ``current`` (shape
+        ``(n, n_values)``, NaN where one is not reachable)."""
+        n_all = self.values.shape[0]
+        slots = np.arange(n_all)[None, :]
+        if self.direction == "any":
+            return np.broadcast_to((slots + 0.5) / n_all, (current.shape[0], n_all))
+        if self.rank_of_code is None:
+            if self.direction == "increase":
+                start = np.searchsorted(self.values, current, side="right")
+                count = n_all - start
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                count = np.searchsorted(self.values, current, side="left")
+            count = np.where(np.isnan(current), 0, count)
+        else:
+            last = self.rank_of_code.shape[0] - 1
+            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
+            if self.direction == "increase":
+                start = rank + 1
+                count = np.where(rank >= 0, n_all - start, 0)
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                count = np.maximum(rank, 0)
+        position = slots - start[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            keys = (position + 0.5) / count[:, None]
+        return np.where((position >= 0) & (position < count[:, None]), keys, np.nan)
 
     def least_change_key(self, current):
         """The value key that changes ``current`` least (NaN if none does):
@@ -445,9 +517,13 @@ class CompiledAction(PortableCallables):
             step = action.step
             if step is None and schema.is_integer[j]:
                 step = 1.0
-            return RangeSpace(schema.low[j], schema.high[j], direction, step)
+            return RangeSpace(
+                schema.low[j], schema.high[j], direction, step, _support(schema, j)
+            )
         if isinstance(values, tuple):
-            return RangeSpace(values[0], values[1], direction, action.step)
+            return RangeSpace(
+                values[0], values[1], direction, action.step, _support(schema, j)
+            )
         items = list(values) if _is_listlike(values) else [values]
         try:
             numbers = np.array(items, dtype=float)
@@ -558,6 +634,12 @@ class CompiledAction(PortableCallables):
             valid &= _as_condition(
                 _call(self.postcondition, what, view_before, view_after), n, what
             )
+
+
+def _support(schema, j):
+    """The training values of feature ``j`` (None for a schema without them)."""
+    support = getattr(schema, "support", None)
+    return None if support is None else support[j]
 
 
 def _call(fn, what, *args):
