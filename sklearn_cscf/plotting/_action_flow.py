@@ -274,10 +274,13 @@ class ActionFlowDisplay:
         ax.set_yticks([])
         for side in ("left", "right", "top"):
             ax.spines[side].set_visible(False)
-        ax.set_xlabel("step position\n(block height: number of sequences)")
+        # the blocks carry their counts: the labels stay short, so that they
+        # fit a narrow panel
+        ax.set_xlabel("step position")
         title = "Actions by step position"
         if self.subtitle:
-            title += "\n" + _style.wrap(self.subtitle)
+            title += "\n" + self.subtitle
+        title = _style.wrap(title, ax, room_left=False)
         ax.set_title(title, fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self

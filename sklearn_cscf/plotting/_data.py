@@ -425,3 +425,8 @@ def looks_dominated(points):
     no_worse = (values[:, None, :] >= values[None, :, :]).all(axis=2)
     better = (values[:, None, :] > values[None, :, :]).any(axis=2)
     return (no_worse & better).any(axis=1)
+
+
+def plural(n, noun):
+    """``1 plan``, ``2 plans``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"

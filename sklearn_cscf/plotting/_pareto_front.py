@@ -8,21 +8,19 @@ import pandas as pd
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
 
+# short lines: the labels fit a short panel of a grid
 _GOWER_LABEL = (
-    "Gower distance to the person\n"
-    "(0 = unchanged,\n1 = every feature maximally changed)"
+    "Gower distance to the person\n(0 = unchanged, 1 = every\nfeature maximally "
+    "changed)"
 )
-_COST_LABEL = "sequence cost\n(sum over the steps of effort × discount)"
+_COST_LABEL = "sequence cost\n(sum of effort × discount)"
 _Y_LABELS = {
     "gower_distance": _GOWER_LABEL,
     "target_proba": "target probability after the last step\n(higher: farther past "
     "the decision threshold)",
 }
 # the front is 3-D (cost, distance, tweak counts) and the picture 2-D
-_NOT_DRAWN = (
-    "Pareto-optimal in cost, distance\nand feature tweaks (not drawn):\n"
-    "a point may look dominated here"
-)
+_NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
 _PARAMS = {
     "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
@@ -105,7 +103,7 @@ class ParetoFrontDisplay:
     >>> display.ring_.get_offsets().tolist()
     [[3.0, 0.1]]
     >>> display.title
-    'Person 7: 2 Pareto-optimal sequence(s), 2 plan(s); chosen #2'
+    'Person 7: 2 Pareto-optimal sequences, 2 plans; chosen #2'
     """
 
     def __init__(self, points, *, y="gower_distance", chosen=None, title=None):
@@ -165,10 +163,9 @@ class ParetoFrontDisplay:
         if highlight is not None:
             chosen = _data.highlighted(highlight, instance, steps)
         points = _data.pareto_points(steps, y)
-        title = (
-            f"{subject} {instance}: {len(points)} Pareto-optimal sequence(s), "
-            f"{points['plan'].nunique()} plan(s)"
-        )
+        sequences = _data.plural(len(points), "Pareto-optimal sequence")
+        plans = _data.plural(points["plan"].nunique(), "plan")
+        title = f"{subject} {instance}: {sequences}, {plans}"
         if chosen is not None:
             plan = points.loc[points["solution"] == chosen, "plan"].iloc[0]
             title += f"; chosen #{plan + 1}"
@@ -282,10 +279,10 @@ class ParetoFrontDisplay:
         ax.margins(0.12)
         ax.set_xlabel(_COST_LABEL)
         ax.set_ylabel(_Y_LABELS[self.y])
-        if self.title:
-            ax.set_title(_style.wrap(self.title))
         style = {"fontsize": "small", "title": "length", **_style.LEGEND}
         self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        if self.title:
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

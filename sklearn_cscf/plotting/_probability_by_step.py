@@ -308,18 +308,11 @@ class ProbabilityByStepDisplay:
                 0.0, **_style.merged(style, threshold_kw, "line")
             )
             ylabel = f"{self.statistic} change of {self.proba_name} over the step"
-        ax.set_ylabel(_style.wrap(ylabel))
+        ax.set_ylabel(_style.wrap(ylabel, width=40))
         last = int(stats["step"].max())
         ax.set_xticks(range(1, last + 1))
         ax.set_xlim(1 - 0.5, last + 0.5)
         ax.set_xlabel("step position")
-        subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
-        if self.subtitle:
-            subtitle = f"{self.subtitle}; {subtitle}"
-        ax.set_title(
-            "Target probability by step, per action\n" + _style.wrap(subtitle),
-            fontsize="medium",
-        )
         handles, texts = ax.get_legend_handles_labels()
         if self.singles_:
             from matplotlib.lines import Line2D
@@ -328,6 +321,15 @@ class ProbabilityByStepDisplay:
             texts.append("one step only (no interval)")
         style = {"fontsize": "small", "title": "action (steps taken)", **_style.LEGEND}
         self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+        subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
+        if self.subtitle:
+            subtitle = f"{self.subtitle}; {subtitle}"
+        ax.set_title(
+            _style.wrap(
+                f"Target probability by step, per action\n{subtitle}", ax, "medium"
+            ),
+            fontsize="medium",
+        )
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

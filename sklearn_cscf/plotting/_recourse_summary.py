@@ -201,7 +201,7 @@ class RecourseSummaryDisplay:
         """
         from matplotlib.colors import to_rgba
         from matplotlib.patches import Patch
-        from matplotlib.ticker import PercentFormatter
+        from matplotlib.ticker import MaxNLocator, PercentFormatter
 
         summary, palette = self.summary, self.colors
         ax = _style.new_axes(ax, (9, 1.6 + 0.45 * len(summary)))
@@ -229,17 +229,11 @@ class RecourseSummaryDisplay:
         ax.set_yticks(y, ticks, fontsize="small")
         ax.set_ylim(len(summary) - 0.5, -0.5)  # the most used on top
         ax.set_xlim(0, 1)
-        ax.set_xticks(np.linspace(0, 1, 6))
+        # as many ticks as fit: a narrow panel gets fewer
+        ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.grid(axis="x", color="0.9", lw=0.8)
         ax.set_axisbelow(True)
-        people = "people" if self.n_people != 1 else "person"
-        ax.set_xlabel(
-            _style.wrap(
-                f"share of the {self.n_people} {people} with a chosen plan "
-                "whose plan takes the action"
-            )
-        )
         for side in ("right", "top"):
             ax.spines[side].set_visible(False)
         handles = [Patch(fc="0.35", ec="0.35", label="as the first step")]
@@ -254,8 +248,16 @@ class RecourseSummaryDisplay:
             )
         style = {"fontsize": "small", "title": "taken", **_style.LEGEND}
         self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        people = "people" if self.n_people != 1 else "person"
+        ax.set_xlabel(
+            _style.wrap(
+                ax=ax,
+                text=f"share of the {self.n_people} {people} with a chosen plan "
+                "whose plan takes the action",
+            )
+        )
         if self.title:
-            ax.set_title(_style.wrap(self.title), fontsize="medium")
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 

@@ -14,9 +14,9 @@ LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0
 # one colour per sequence length, the same in every panel and figure (viridis
 # at fixed places: 1 step dark, longer lighter; beyond 6 steps the last)
 LENGTH_COLORS = ("#440154", "#31688e", "#26a269", "#8fd744", "#c9a400", "#e66100")
-# titles and axis labels wrap at about this many characters, so that they fit
-# a panel of a 1 x 3 grid
-WRAP = 48
+# titles and axis labels wrap at most at this many characters, and sooner
+# over narrow axes (a panel of a 1 x 3 grid)
+WRAP = 80
 
 
 def pyplot():
@@ -57,10 +57,36 @@ def merged(defaults, kw, artist=None):
     return {**normalize_kwargs(defaults, kind), **normalize_kwargs(kw, kind)}
 
 
-def wrap(text, width=WRAP):
-    """Each line of ``text`` wrapped at ``width`` characters."""
+def wrap(text, ax=None, fontsize="medium", width=WRAP, room_left=True):
+    """Each line of ``text`` wrapped at ``width`` characters, or sooner: at
+    about as many as fit over ``ax`` (at least 16), so that a title over a
+    narrow panel of a grid is not cut off. A line too long breaks first
+    after its colon (``Person 7:`` above what is said of the person).
+    ``room_left=False``: the axes have nothing on their left (no tick
+    labels) over which a centred title could reach."""
+    if ax is not None:
+        from matplotlib.font_manager import FontProperties
+
+        points = ax.get_position().width * ax.figure.get_figwidth() * 72
+        legend = ax.get_legend()
+        renderer = getattr(ax.figure.canvas, "get_renderer", None)
+        if legend is not None and renderer is not None:
+            # the legend, outside on the right, narrows the axes once laid
+            # out; a centred title may reach over the tick labels on the
+            # left as far as over the legend on the right
+            extent = legend.get_window_extent(renderer())
+            points -= (0.5 if room_left else 1.0) * extent.width * 72 / ax.figure.dpi
+        size = FontProperties(size=fontsize).get_size_in_points()
+        width = max(16, min(width, int(points / (0.55 * size))))
+    lines = []
+    for line in text.split("\n"):
+        head, colon, rest = line.partition(": ")
+        if len(line) > width and colon:
+            lines += [head + ":", rest]
+        else:
+            lines.append(line)
     return "\n".join(
-        textwrap.fill(line, width, break_on_hyphens=False) for line in text.split("\n")
+        textwrap.fill(line, width, break_on_hyphens=False) for line in lines
     )
 
 

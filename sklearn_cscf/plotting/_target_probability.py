@@ -302,10 +302,10 @@ class TargetProbabilityDisplay:
         ax.set_ylim(-0.03, 1.03)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
-        if self.title:
-            ax.set_title(_style.wrap(self.title))
         style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
         self.legend_ = ax.legend(**_style.merged(style, legend_kw))
+        if self.title:
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
