@@ -835,6 +835,7 @@ def test_gallery_example_writes_every_plot(tmp_path):
         "probability_by_step.png",
         "target_probability.png",
         "pareto_front.png",
+        "recourse_summary.png",
     ):
         assert (tmp_path / name).stat().st_size > 0
 

@@ -151,6 +151,7 @@ class ActionFlowDisplay:
         Returns
         -------
         display : ActionFlowDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
         _data.reject_bool("max_length", max_length)
         ok = _data.ok_rows(explanations)

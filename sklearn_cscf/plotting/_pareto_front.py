@@ -155,6 +155,7 @@ class ParetoFrontDisplay:
         Returns
         -------
         display : ParetoFrontDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
         instance, steps = _data.instance_steps(
             explanations, instance, {"sequence_cost", y}

@@ -196,6 +196,7 @@ class ProbabilityByStepDisplay:
         Returns
         -------
         display : ProbabilityByStepDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
         _data.reject_bool("n_boot", n_boot)
         rng = np.random.default_rng(random_state)

@@ -50,7 +50,7 @@ class RecourseSummaryDisplay:
 
     Attributes
     ----------
-    bars_ : tuple of two matplotlib.container.BarContainer
+    bars_ : tuple of matplotlib.container.BarContainer
         The first-step parts and the later parts of the bars.
     legend_ : matplotlib.legend.Legend
     ax_ : matplotlib.axes.Axes
@@ -136,6 +136,7 @@ class RecourseSummaryDisplay:
         Returns
         -------
         display : RecourseSummaryDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
         from sklearn_cscf.selection import choose_plan, summarize_recourse
 

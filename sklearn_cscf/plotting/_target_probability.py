@@ -173,6 +173,7 @@ class TargetProbabilityDisplay:
         Returns
         -------
         display : TargetProbabilityDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
         _data.reject_bool("max_solutions", max_solutions)
         instance, steps = _data.instance_steps(
