@@ -2,7 +2,6 @@
 labels' look and the text of axis labels and titles."""
 
 import textwrap
-from collections.abc import Mapping
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h", "<", ">")
 END_COLOR = "#c8c8c8"
@@ -155,14 +154,10 @@ def action_colors(actions):
 
 
 def colors_for(names, colors):
-    """The colours of ``names``: from ``colors`` or sorted by name."""
+    """The colours of ``names``: from ``colors`` (a mapping, checked by the
+    public functions' validate_params) or sorted by name."""
     if colors is None:
         return action_colors(sorted(names))
-    if not isinstance(colors, Mapping):
-        raise TypeError(
-            "colors must map each action name to a colour (e.g. action_colors"
-            f"(...)), got {type(colors).__name__}."
-        )
     missing = sorted(set(names) - set(colors))
     if missing:
         raise ValueError(f"colors has no colour for the action(s) {missing}.")
