@@ -1000,3 +1000,49 @@ def test_pareto_says_when_a_point_looks_dominated(explanations, population):
     # nor does the probability view, which shows no objective
     ax = plot_pareto_front(explanations, "a", y="target_proba")
     assert NOT_DRAWN not in legend_texts(ax)
+
+
+DISPLAYS = [
+    ActionFlowDisplay,
+    ProbabilityByStepDisplay,
+    TargetProbabilityDisplay,
+    ParetoFrontDisplay,
+    RecourseSummaryDisplay,
+]
+FUNCTIONS = [
+    plot_action_flow,
+    plot_probability_by_step,
+    plot_target_probability,
+    plot_pareto_front,
+    plot_recourse_summary,
+]
+
+
+@pytest.mark.parametrize(
+    "function",
+    FUNCTIONS + [display.from_explanations for display in DISPLAYS],
+    ids=lambda f: f.__qualname__,
+)
+def test_every_public_argument_is_declared_to_validate_params(function):
+    import inspect
+
+    constraints = function._skl_parameter_constraints
+    names = [p for p in inspect.signature(function).parameters if p != "cls"]
+    assert sorted(constraints) == sorted(names)
+
+
+@pytest.mark.parametrize("display, function", list(zip(DISPLAYS, FUNCTIONS)))
+def test_the_function_and_the_display_take_the_same_arguments(display, function):
+    import inspect
+
+    plot_args = set(inspect.signature(function).parameters)
+    from_args = set(inspect.signature(display.from_explanations).parameters)
+    # from_explanations adds only the style dictionaries of plot
+    assert plot_args <= from_args
+    assert all(name.endswith("_kw") for name in from_args - plot_args)
+    defaults = {
+        name: p.default for name, p in inspect.signature(function).parameters.items()
+    }
+    for name, p in inspect.signature(display.from_explanations).parameters.items():
+        if name in defaults:
+            assert p.default == defaults[name], name
