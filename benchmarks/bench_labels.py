@@ -24,7 +24,8 @@ figure and engine it prints:
 
 Run ``python benchmarks/bench_labels.py --help`` for the options; with
 ``--output DIR`` it also writes each figure, per engine, as a PNG. Needs
-matplotlib and adjustText (``pip install 'sklearn-cscf[plot]'``).
+matplotlib (the ``plot`` extra) and adjustText, which the library itself does
+not use: ``pip install adjustText``.
 """
 
 import argparse
