@@ -4,7 +4,7 @@
 Trains the main job's model on the built-in Adult data (random under-sampling,
 then gradient-boosted trees), explains a few people it predicts to earn at
 most 50K with CSCF (the paper's six actions and feature graph), and writes
-four pictures to the output directory:
+five pictures to the output directory:
 
 - ``action_flow.png``: which actions the sequences take at each step
   position, and which follows which (the paper's Fig. 5);
@@ -13,7 +13,13 @@ four pictures to the output directory:
 - ``target_probability.png``: the person with the most plans, their cheapest
   plans step by step against the decision threshold;
 - ``pareto_front.png``: that person's Pareto-optimal sequences by cost and
-  Gower distance.
+  Gower distance;
+- ``recourse_summary.png``: how often each action appears in the plans
+  chosen for the people (the knee of each person's front).
+
+The person's plots are drawn through their display objects
+(``TargetProbabilityDisplay`` and ``ParetoFrontDisplay``), which keep the
+drawn artists and take ``*_kw`` style dictionaries for matplotlib.
 
 Run ``python examples/plotting_gallery.py --help`` for the options; a small
 budget (``--n-instances 3 --population-size 60 --generations 10``) finishes
@@ -32,11 +38,12 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 from sklearn_cscf import SequentialCounterfactualExplainer  # noqa: E402
 from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train  # noqa: E402
 from sklearn_cscf.plotting import (  # noqa: E402
+    ParetoFrontDisplay,
+    TargetProbabilityDisplay,
     action_colors,
     plot_action_flow,
-    plot_pareto_front,
     plot_probability_by_step,
-    plot_target_probability,
+    plot_recourse_summary,
 )
 
 DPI = 120
@@ -143,16 +150,28 @@ def main(argv=None):
     )
     save(plot_action_flow(explanations, colors=colors), args.output / "action_flow.png")
     save(
-        plot_probability_by_step(explanations, colors=colors, random_state=args.seed),
+        plot_probability_by_step(
+            explanations, colors=colors, random_state=args.seed, target_name=">50K"
+        ),
         args.output / "probability_by_step.png",
     )
     # the person with the most plans shows the most
     person = ok.groupby("instance")["plan"].nunique().idxmax()
-    save(
-        plot_target_probability(explanations, person, initial_proba=initial),
-        args.output / "target_probability.png",
+    chart = TargetProbabilityDisplay.from_explanations(
+        explanations,
+        person,
+        initial_proba=initial,
+        subject="Person",
+        target_name=">50K",
+        line_kw={"linewidth": 2.2},
     )
-    save(plot_pareto_front(explanations, person), args.output / "pareto_front.png")
+    save(chart.ax_, args.output / "target_probability.png")
+    front = ParetoFrontDisplay.from_explanations(explanations, person, subject="Person")
+    save(front.ax_, args.output / "pareto_front.png")
+    save(
+        plot_recourse_summary(explanations, colors=colors),
+        args.output / "recourse_summary.png",
+    )
 
 
 if __name__ == "__main__":

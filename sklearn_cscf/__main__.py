@@ -183,8 +183,11 @@ def _write_result(path, write, overwrite):
 # ---------------------------------------------------------------------- #
 # Plots
 # ---------------------------------------------------------------------- #
-def plot_figure(explanations, probabilities):
+def plot_figure(explanations, probabilities, *, noun="Person", target_name=None):
     """Per person: target probability by step, and the Pareto front.
+
+    ``noun`` names the person in the titles, ``target_name`` the class on
+    the probability axis.
 
     ``None`` without matplotlib or without any sequence to draw.
     """
@@ -214,8 +217,10 @@ def plot_figure(explanations, probabilities):
             initial_proba=proba,
             max_solutions=SHOWN_PER_PERSON,
             ax=left,
+            subject=noun,
+            target_name=target_name,
         )
-        plot_pareto_front(explanations, label, ax=right)
+        plot_pareto_front(explanations, label, ax=right, subject=noun)
     fig.tight_layout()
     return fig
 
@@ -290,7 +295,9 @@ def run(args):
     )
     written = [str(csv_path)]
     plot_path = args.output / PLOT_NAME
-    fig = plot_figure(explanations, initial)
+    fig = plot_figure(
+        explanations, initial, noun=scenario.person, target_name=target_name
+    )
     if fig is not None:
         import matplotlib.pyplot as plt
 

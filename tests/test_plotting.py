@@ -12,6 +12,11 @@ import pytest
 
 from sklearn_cscf import SequentialCounterfactualExplainer, choose_plan
 from sklearn_cscf.plotting import (
+    ActionFlowDisplay,
+    ParetoFrontDisplay,
+    ProbabilityByStepDisplay,
+    RecourseSummaryDisplay,
+    TargetProbabilityDisplay,
     action_colors,
     plot_action_flow,
     plot_pareto_front,
@@ -26,6 +31,7 @@ from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 from matplotlib.transforms import Bbox  # noqa: E402
 
+NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
 COLUMNS = [
     "instance",
     "plan",
@@ -147,6 +153,11 @@ def overlapping(boxes, tolerance=0.5):
     ]
 
 
+def one_line(text):
+    """A title or label as one line (they wrap to fit a narrow panel)."""
+    return " ".join(text.split())
+
+
 def legend_texts(ax):
     return [t.get_text() for t in ax.get_legend().get_texts()]
 
@@ -242,7 +253,9 @@ def test_step_chart_uses_the_frames_plan_numbers(explanations):
     assert legend_texts(ax)[:2] == ["#2 cost 3.00", "#3 cost 4.50"]
     assert ax.get_title() == "Instance a: all 2 plans, step by step"
     ax = plot_target_probability(explanations, "a", max_solutions=2)
-    assert ax.get_title() == "Instance a: the cheapest 2 of 3 plans, step by step"
+    assert one_line(ax.get_title()) == (
+        "Instance a: the cheapest 2 of 3 plans, step by step"
+    )
 
 
 def test_step_chart_labels_never_overlap(crowded):
@@ -283,7 +296,7 @@ def test_step_chart_bad_initial_proba(explanations):
         plot_target_probability(explanations, "a", initial_proba={"b": 0.1})
     with pytest.raises(ValueError, match="initial_proba must be in"):
         plot_target_probability(explanations, "a", initial_proba=1.5)
-    with pytest.raises(TypeError, match="threshold must be a number"):
+    with pytest.raises(TypeError, match="'threshold' parameter .* must be a float"):
         plot_target_probability(explanations, "a", threshold="0.5")
 
 
@@ -300,6 +313,7 @@ def test_pareto_front_points_by_length(explanations):
         "2 steps",
         "3 steps",
         "another order of a plan",
+        NOT_DRAWN,  # the other order of #1 looks dominated by #1
     ]
     # the other order of plan #1 is hollow, its cheapest filled
     faces = ax.collections[1].get_facecolors()
@@ -307,7 +321,9 @@ def test_pareto_front_points_by_length(explanations):
     assert to_hex(faces[1]) == to_hex(ax.collections[1].get_edgecolors()[1])
     assert sorted(t.get_text() for t in ax.texts) == ["#1", "#1", "#2", "#3"]
     assert "Gower distance to the person" in ax.get_ylabel()
-    assert "0 = unchanged,\n1 = every feature maximally changed" in ax.get_ylabel()
+    assert "(0 = unchanged, 1 = every feature maximally changed)" in one_line(
+        ax.get_ylabel()
+    )
     assert "sequence cost" in ax.get_xlabel()
 
 
@@ -348,7 +364,7 @@ def test_pareto_front_highlights_the_chosen_sequence(explanations):
     bold = [t for t in ax.texts if t.get_fontweight() == "bold"]
     assert [t.get_text() for t in bold] == ["#2"]
     assert to_hex(bold[0].get_color()) == "#d62728"
-    assert ax.get_title().endswith("; chosen #2")
+    assert one_line(ax.get_title()).endswith("; chosen #2")
     # a solution number marks that sequence
     ax = plot_pareto_front(explanations, "a", highlight=3)
     assert ax.collections[-1].get_offsets().tolist() == [[4.5, 0.05]]
@@ -374,7 +390,7 @@ def test_pareto_front_by_final_probability(explanations):
     offsets = [c.get_offsets().tolist() for c in ax.collections]
     assert offsets == [[[3.0, 0.55]], [[3.5, 0.65], [2.0, 0.70]], [[4.5, 0.90]]]
     assert "after the last step" in ax.get_ylabel()
-    with pytest.raises(ValueError, match="y must be one of"):
+    with pytest.raises(ValueError, match="'y' parameter of plot_pareto_front"):
         plot_pareto_front(explanations, "a", y="length")
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['target_proba'\]"):
         plot_pareto_front(
@@ -408,7 +424,7 @@ def test_pareto_highlight_errors(explanations):
         plot_pareto_front(explanations, "a", highlight=explanations)
     with pytest.raises(ValueError, match=r"no solution 7 to highlight.*\[0, 1, 2, 3\]"):
         plot_pareto_front(explanations, "a", highlight=7)
-    with pytest.raises(TypeError, match="highlight must be"):
+    with pytest.raises(TypeError, match="'highlight' parameter .* 'pandas.DataFrame'"):
         plot_pareto_front(explanations, "a", highlight="1")
 
 
@@ -460,10 +476,10 @@ def test_recourse_summary_bars(priced):
     assert to_hex(later_bars[0].get_edgecolor()) == colors["save"]
     assert legend_texts(ax) == ["as the first step", "at a later step"]
     assert ax.get_xlim() == (0.0, 1.0)
-    assert "3 people with a chosen plan" in ax.get_xlabel()
-    assert ax.get_title() == (
+    assert "3 people with a chosen plan" in one_line(ax.get_xlabel())
+    assert one_line(ax.get_title()) == (
         "Actions in each person's plan chosen by the knee of sequence_cost and "
-        "gower_distance\n3 of 4 people have a chosen plan; without one: 1 "
+        "gower_distance 3 of 4 people have a chosen plan; without one: 1 "
         "already_target"
     )
 
@@ -473,18 +489,18 @@ def test_recourse_summary_of_a_chosen_frame_and_options(priced):
     ax = plot_recourse_summary(chosen)
     assert ax.get_title().startswith("Actions in the chosen plans\n")
     # person 1's one-step plan is save; person 3 has none of one step
-    assert ax.get_title().endswith(
-        "2 of 4 people have a chosen plan; without one: 1 already_target, 1 "
+    assert one_line(ax.get_title()).endswith(
+        "plans 2 of 4 people have a chosen plan; without one: 1 already_target, 1 "
         "exceeds_max_steps"
     )
     assert [t.get_text().split("\n")[0] for t in ax.get_yticklabels()] == ["save"]
     assert legend_texts(ax) == ["as the first step"]  # nothing later
     ax = plot_recourse_summary(priced, method="cheapest", max_steps=1)
-    assert "chosen by the cheapest, at most 1 step\n" in ax.get_title()
+    assert "chosen by the cheapest, at most 1 step 2 of" in one_line(ax.get_title())
     ax = plot_recourse_summary(
         priced, method="weighted", weights={"sequence_cost": 1, "length": 2}
     )
-    assert "the weights sequence_cost=1, length=2" in ax.get_title()
+    assert "the weights sequence_cost=1, length=2" in one_line(ax.get_title())
 
 
 def test_recourse_summary_colors_axes_and_errors(priced):
@@ -552,7 +568,7 @@ def test_action_flow_blocks_and_bands(population):
         ["2", "2", "1", "2", "1", "2", "1", "2"]
     )
     assert ax.get_xticks().tolist() == [1, 2, 3]
-    assert "5 sequences of 3 instances" in ax.get_title()
+    assert "5 sequences of 3 instances" in one_line(ax.get_title())
     assert legend_texts(ax) == ["save", "study", "move", "end (no further step)"]
 
 
@@ -568,7 +584,7 @@ def test_action_flow_cheapest_only(population):
         (2, "#c8c8c8"): 1,
     }
     assert sum(h for x, h, _ in bands(ax) if x < 2) == 3
-    assert "the cheapest sequence of each of 3 instances" in ax.get_title()
+    assert "the cheapest sequence of each of 3 instances" in one_line(ax.get_title())
 
 
 def test_action_flow_max_length_and_colors(population):
@@ -580,7 +596,7 @@ def test_action_flow_max_length_and_colors(population):
         plot_action_flow(population[population["length"] > 1], max_length=1)
     with pytest.raises(ValueError, match="no colour for the action.*'study'"):
         plot_action_flow(population, colors={"move": "red", "save": "green"})
-    with pytest.raises(ValueError, match="solutions must be one of"):
+    with pytest.raises(ValueError, match="'solutions' parameter .* among"):
         plot_action_flow(population, solutions="best")
 
 
@@ -683,13 +699,13 @@ def test_probability_by_step_errors(population):
         )
     with pytest.raises(ValueError, match="target_proba is NaN.*no predict_proba"):
         plot_probability_by_step(population.assign(target_proba=np.nan))
-    with pytest.raises(ValueError, match="n_boot must be a positive integer"):
+    with pytest.raises(ValueError, match="'n_boot' parameter .* an int in the range"):
         plot_probability_by_step(population, n_boot=0)
-    with pytest.raises(ValueError, match=r"confidence must be in \(0, 1\)"):
+    with pytest.raises(ValueError, match=r"'confidence' .* \(0.0, 1.0\)"):
         plot_probability_by_step(population, confidence=1.0)
-    with pytest.raises(ValueError, match="statistic must be one of"):
+    with pytest.raises(ValueError, match="'statistic' parameter .* among"):
         plot_probability_by_step(population, statistic="mode")
-    with pytest.raises(TypeError, match="random_state must be"):
+    with pytest.raises(TypeError, match="'random_state' parameter .* 'int'"):
         plot_probability_by_step(population, random_state="seed")
 
 
@@ -819,5 +835,214 @@ def test_gallery_example_writes_every_plot(tmp_path):
         "probability_by_step.png",
         "target_probability.png",
         "pareto_front.png",
+        "recourse_summary.png",
     ):
         assert (tmp_path / name).stat().st_size > 0
+
+
+# ---------------------------------------------------------------------- #
+# Plots side by side
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize("layout", ["tight", "constrained"])
+def test_a_row_of_three_plots_cuts_nothing_off(population, priced, layout):
+    # long action names, as in the paper's actions
+    long = {"study": "increase_capital_gain", "save": "change_working_hours"}
+    frame = priced.assign(action=priced["action"].replace(long))
+    fig, axes = plt.subplots(
+        1, 3, figsize=(14, 4), layout="constrained" if layout == "constrained" else None
+    )
+    plot_action_flow(frame, ax=axes[0])
+    plot_pareto_front(frame, 2, ax=axes[1])
+    plot_recourse_summary(frame, ax=axes[2])
+    if layout == "tight":
+        fig.tight_layout()
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    page = fig.bbox
+    for ax in axes:
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_yticklabels()]
+        for text in texts:
+            if text.get_text():
+                box = text.get_window_extent(renderer)
+                assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, text
+                assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, text
+    # no panel's title, labels or legend runs into the next panel's
+    panels = [ax.get_tightbbox(renderer) for ax in axes]
+    for left, right in itertools.pairwise(panels):
+        assert left.x1 <= right.x0 + 1
+
+
+# ---------------------------------------------------------------------- #
+# Displays: the artists, drawing again, the *_kw dictionaries
+# ---------------------------------------------------------------------- #
+def test_displays_keep_their_axes_figure_and_artists(population, priced):
+    flow = ActionFlowDisplay.from_explanations(population)
+    assert flow.figure_ is flow.ax_.figure
+    assert len(flow.blocks_) == 8 and len(flow.bands_) == 6
+    assert [t.get_text() for t in flow.texts_] == [
+        str(int(b.get_height())) for b in flow.blocks_
+    ]
+    assert flow.legend_ is flow.ax_.get_legend()
+    steps = ProbabilityByStepDisplay.from_explanations(population, n_boot=20)
+    assert sorted(steps.errorbars_) == ["move", "save", "study"]
+    assert list(steps.threshold_line_.get_ydata()) == [0.5, 0.5]
+    assert len(steps.singles_) == 2  # move and study have a lone point
+    chart = TargetProbabilityDisplay.from_explanations(population, 2)
+    assert [line.get_label() for line in chart.lines_] == [
+        "#1 cost 1.00",
+        "#2 cost 2.00",
+    ]
+    assert [t.get_text() for t in chart.texts_] == ["save", "study", "save", "move"]
+    front = ParetoFrontDisplay.from_explanations(population, 2, highlight=1)
+    assert sorted(front.scatters_) == [1, 3]
+    assert front.ring_.get_offsets().tolist() == [[2.0, 0.1]]
+    summary = RecourseSummaryDisplay.from_explanations(priced)
+    solid, hatched = summary.bars_
+    assert len(solid) == len(hatched) == 3
+
+
+def test_a_display_draws_again_into_other_axes(population):
+    display = ActionFlowDisplay.from_explanations(population, solutions="cheapest")
+    first = display.ax_
+    fig, ax = plt.subplots()
+    assert display.plot(ax=ax) is display
+    assert display.ax_ is ax and display.figure_ is fig
+    assert blocks(ax) == blocks(first)
+    # the constructor takes the data itself
+    own = ActionFlowDisplay([("a", "b"), ("a",)], colors={"a": "red", "b": "blue"})
+    own.plot()
+    assert [t.get_text() for t in own.texts_] == ["2", "1", "1"]
+
+
+def test_style_dictionaries_reach_matplotlib(population, priced):
+    flow = ActionFlowDisplay.from_explanations(
+        population, block_kw={"edgecolor": "black"}, band_kw={"alpha": 0.9}
+    )
+    # the user's name wins over the default's alias (ec)
+    assert {to_hex(b.get_edgecolor()) for b in flow.blocks_} == {"#000000"}
+    assert {b.get_alpha() for b in flow.bands_} == {0.9}
+    chart = TargetProbabilityDisplay.from_explanations(
+        population, 2, line_kw={"linewidth": 4}, text_kw={"fontsize": 13}
+    )
+    assert {line.get_linewidth() for line in chart.lines_} == {4}
+    assert {t.get_fontsize() for t in chart.texts_} == {13}
+    front = ParetoFrontDisplay.from_explanations(
+        population, 2, scatter_kw={"s": 100}, legend_kw={"title": "steps"}
+    )
+    assert {float(c.get_sizes()[0]) for c in front.scatters_.values()} == {100.0}
+    assert front.legend_.get_title().get_text() == "steps"
+    steps = ProbabilityByStepDisplay.from_explanations(
+        population, n_boot=20, errorbar_kw={"capsize": 0}, threshold_kw={"lw": 3}
+    )
+    assert steps.threshold_line_.get_linewidth() == 3
+    summary = RecourseSummaryDisplay.from_explanations(priced, bar_kw={"height": 0.4})
+    assert {round(bar.get_height(), 6) for bar in summary.bars_[0]} == {0.4}
+
+
+def test_from_explanations_validates_its_arguments(population):
+    with pytest.raises(ValueError, match="ActionFlowDisplay.from_explanations"):
+        ActionFlowDisplay.from_explanations(population, solutions="best")
+    with pytest.raises(TypeError, match="'line_kw' parameter"):
+        TargetProbabilityDisplay.from_explanations(population, 2, line_kw="red")
+    with pytest.raises(ValueError, match="max_length must be a positive integer"):
+        ActionFlowDisplay.from_explanations(population, max_length=True)
+
+
+# ---------------------------------------------------------------------- #
+# What the pictures say (issue 15)
+# ---------------------------------------------------------------------- #
+def test_titles_name_the_person_and_the_axis_the_class(explanations, population):
+    ax = plot_target_probability(
+        explanations, "a", subject="Person", target_name=">50K"
+    )
+    assert ax.get_title().startswith("Person a: ")
+    assert ax.get_ylabel() == "P(>50K) after the step"
+    assert plot_pareto_front(explanations, "a", subject="Person").get_title()[:9] == (
+        "Person a:"
+    )
+    ax = plot_probability_by_step(population, n_boot=20, target_name=">50K")
+    assert ax.get_ylabel() == "mean P(>50K) after the step"
+    # without a name: the frame's target class, said as a class
+    frame = explanations.assign(target_class=1)
+    assert plot_target_probability(frame, "a").get_ylabel().startswith("P(class 1)")
+    frame = explanations.assign(target_class="good")
+    assert plot_target_probability(frame, "a").get_ylabel().startswith("P(good)")
+
+
+def test_a_length_has_one_colour_in_every_panel(population):
+    # instance 2 has sequences of 1 and 3 steps, instance 1 of 1 and 2 steps
+    fig, axes = plt.subplots(1, 2)
+    plot_pareto_front(population, 1, ax=axes[0])
+    plot_pareto_front(population, 2, ax=axes[1])
+
+    def colors(ax):
+        return {
+            t.get_text(): to_hex(h.get_color())
+            for t, h in zip(ax.get_legend().get_texts(), ax.get_legend().legend_handles)
+            if "step" in t.get_text()
+        }
+
+    left, right = colors(axes[0]), colors(axes[1])
+    assert left["1 step"] == right["1 step"]
+    assert sorted(left) == ["1 step", "2 steps"]
+    assert sorted(right) == ["1 step", "3 steps"]
+    assert len({left["2 steps"], right["3 steps"], left["1 step"]}) == 3
+
+
+def test_pareto_says_when_a_point_looks_dominated(explanations, population):
+    # plan #1's other order (3.5, 0.30) looks dominated by #1 (2.0, 0.30)
+    assert NOT_DRAWN in legend_texts(plot_pareto_front(explanations, "a"))
+    # instance 2: (1.0, 0.1) and (2.0, 0.1): the second looks dominated
+    assert NOT_DRAWN in legend_texts(plot_pareto_front(population, 2))
+    # a front that looks like one needs no note
+    front = explanations[explanations["solution"].isin([0, 1, 3])]
+    assert NOT_DRAWN not in legend_texts(plot_pareto_front(front, "a"))
+    # nor does the probability view, which shows no objective
+    ax = plot_pareto_front(explanations, "a", y="target_proba")
+    assert NOT_DRAWN not in legend_texts(ax)
+
+
+DISPLAYS = [
+    ActionFlowDisplay,
+    ProbabilityByStepDisplay,
+    TargetProbabilityDisplay,
+    ParetoFrontDisplay,
+    RecourseSummaryDisplay,
+]
+FUNCTIONS = [
+    plot_action_flow,
+    plot_probability_by_step,
+    plot_target_probability,
+    plot_pareto_front,
+    plot_recourse_summary,
+]
+
+
+@pytest.mark.parametrize(
+    "function",
+    FUNCTIONS + [display.from_explanations for display in DISPLAYS],
+    ids=lambda f: f.__qualname__,
+)
+def test_every_public_argument_is_declared_to_validate_params(function):
+    import inspect
+
+    constraints = function._skl_parameter_constraints
+    names = [p for p in inspect.signature(function).parameters if p != "cls"]
+    assert sorted(constraints) == sorted(names)
+
+
+@pytest.mark.parametrize("display, function", list(zip(DISPLAYS, FUNCTIONS)))
+def test_the_function_and_the_display_take_the_same_arguments(display, function):
+    import inspect
+
+    plot_args = set(inspect.signature(function).parameters)
+    from_args = set(inspect.signature(display.from_explanations).parameters)
+    # from_explanations adds only the style dictionaries of plot
+    assert plot_args <= from_args
+    assert all(name.endswith("_kw") for name in from_args - plot_args)
+    defaults = {
+        name: p.default for name, p in inspect.signature(function).parameters.items()
+    }
+    for name, p in inspect.signature(display.from_explanations).parameters.items():
+        if name in defaults:
+            assert p.default == defaults[name], name

@@ -190,6 +190,12 @@ PROJECTS = {
             ),
             *_api(
                 "sklearn.metrics",
+                ["ConfusionMatrixDisplay"],
+                "py:class",
+                "modules/generated/{}.html",
+            ),
+            *_api(
+                "sklearn.metrics",
                 ["balanced_accuracy_score"],
                 "py:function",
                 "modules/generated/{}.html",
@@ -244,7 +250,39 @@ PROJECTS = {
         "https://matplotlib.org/stable/",
         [
             *_api("matplotlib.axes", ["Axes"], "py:class", "api/_as_gen/{}.html"),
+            *_api(
+                "matplotlib.axes.Axes",
+                [
+                    "annotate",
+                    "axhline",
+                    "barh",
+                    "errorbar",
+                    "legend",
+                    "plot",
+                    "scatter",
+                ],
+                "py:method",
+                "api/_as_gen/{}.html",
+            ),
             *_api("matplotlib.figure", ["Figure"], "py:class", "api/_as_gen/{}.html"),
+            *_api("matplotlib.lines", ["Line2D"], "py:class", "api/_as_gen/{}.html"),
+            *_api(
+                "matplotlib.patches",
+                ["PathPatch", "Rectangle"],
+                "py:class",
+                "api/_as_gen/{}.html",
+            ),
+            ("matplotlib.text.Annotation", "py:class", "api/text_api.html#$"),
+            ("matplotlib.legend.Legend", "py:class", "api/legend_api.html#$"),
+            (
+                "matplotlib.collections.PathCollection",
+                "py:class",
+                "api/collections_api.html#$",
+            ),
+            *[
+                (f"matplotlib.container.{name}", "py:class", "api/container_api.html#$")
+                for name in ("BarContainer", "ErrorbarContainer")
+            ],
             *_api(
                 "matplotlib.pyplot",
                 ["subplots"],

@@ -1,0 +1,432 @@
+"""Data preparation of the plots: checks of the explanations frame, and the
+plain tables and arrays the figures draw (no matplotlib here)."""
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._frames import check_frame, is_ok
+
+REQUIRED = {"instance", "solution", "step", "action", "status"}
+END = "end"  # the block of the sequences that stopped
+
+
+def check_explanations(explanations, columns=()):
+    return check_frame(
+        explanations,
+        sorted({*REQUIRED, *columns}),
+        returned_by="explain",
+        unpack="return_states",
+    )
+
+
+def status_text(rows):
+    """``status 'x'`` and, when the frame explains it, the message."""
+    text = f"status {rows['status'].iloc[0]!r}"
+    if "message" in rows.columns:
+        messages = rows["message"].dropna()
+        if len(messages):
+            text += f": {messages.iloc[0]}"
+    return text
+
+
+def check_steps(ok):
+    """Every sequence whole: steps 1..length, each once."""
+    holes = ok[["solution", "step", "action"]].isna().any(axis=1).to_numpy()
+    if holes.any():
+        label = ok["instance"].iloc[int(np.argmax(holes))]
+        raise ValueError(
+            f"a row of instance {label!r} has status 'ok' but no solution, step "
+            "or action; pass the DataFrame returned by explain."
+        )
+    grouped = ok.groupby(["instance", "solution"], sort=False)
+    stats = grouped["step"].agg(["min", "max", "count", "nunique"])
+    broken = (
+        (stats["min"] != 1)
+        | (stats["max"] != stats["count"])
+        | (stats["nunique"] != stats["count"])
+    )
+    if "length" in ok.columns:  # a missing last step shows only here
+        broken |= (grouped["length"].first() != stats["count"]).fillna(False)
+    if broken.any():
+        label, solution = stats.index[broken.to_numpy()][0]
+        rows = ok[(ok["instance"] == label) & (ok["solution"] == solution)]
+        raise ValueError(
+            f"solution {solution} of instance {label!r} has the steps "
+            f"{sorted(rows['step'].tolist())}; each sequence needs its rows "
+            "for steps 1, 2, ..., length (do not drop step rows)."
+        )
+
+
+def ok_rows(explanations, columns=()):
+    """Every ``status == "ok"`` row of the frame, for plots across instances."""
+    check_explanations(explanations, columns)
+    ok = explanations[is_ok(explanations)]
+    if ok.empty:
+        counts = explanations["status"].astype(object).value_counts(dropna=False)
+        raise ValueError(
+            "explanations holds no sequence to plot: no row has status 'ok' "
+            f"(statuses: {counts.to_dict()})."
+        )
+    check_steps(ok)
+    return ok
+
+
+def instance_steps(explanations, instance, columns=()):
+    """The label and the ``status == "ok"`` rows of one instance, checked."""
+    check_explanations(explanations, columns)
+    instances = explanations["instance"].unique().tolist()
+    if instance is None:
+        if len(instances) != 1:
+            raise ValueError(
+                f"explanations holds {len(instances)} instances; choose one with "
+                f"instance=..., e.g. one of {instances[:5]}."
+            )
+        instance = instances[0]
+    rows = explanations[explanations["instance"] == instance]
+    if rows.empty:
+        raise ValueError(
+            f"instance {instance!r} is not in explanations; it holds "
+            f"{instances[:5]}{' ...' if len(instances) > 5 else ''}."
+        )
+    ok = rows[is_ok(rows)]
+    if ok.empty:
+        raise ValueError(
+            f"instance {instance!r} has no sequence to plot ({status_text(rows)})."
+        )
+    check_steps(ok)
+    return instance, ok
+
+
+def check_real(name, value, *, low=-np.inf, high=np.inf, allow_none=False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}.")
+    if not low <= value <= high or np.isnan(value):
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
+    return float(value)
+
+
+def check_proba(rows, where):
+    """Raise when the frame has no target probability to plot."""
+    missing = rows["target_proba"].isna().to_numpy()
+    if missing.all():
+        raise ValueError(
+            f"target_proba is NaN for {where}: the model has no predict_proba, "
+            "so there is no target probability to plot (plot_pareto_front and "
+            "plot_action_flow need none)."
+        )
+    if missing.any():
+        label = rows["instance"].iloc[int(np.argmax(missing))]
+        raise ValueError(
+            f"target_proba is NaN in {int(missing.sum())} of {len(missing)} step "
+            f"rows (e.g. instance {label!r}); fill or drop those sequences first."
+        )
+
+
+def initial_lookup(initial_proba, instances):
+    """``{instance: probability}`` from a number or a mapping, checked."""
+    if isinstance(initial_proba, pd.Series | Mapping):
+        lookup = {}
+        for label in instances:
+            if label not in initial_proba:
+                raise ValueError(
+                    f"initial_proba has no probability for instance {label!r}; "
+                    "index it by the instance labels, e.g. pd.Series("
+                    "model.predict_proba(X)[:, 1], index=X.index)."
+                )
+            lookup[label] = check_real(
+                f"initial_proba[{label!r}]", initial_proba[label], low=0, high=1
+            )
+        return lookup
+    if len(instances) != 1:
+        raise TypeError(
+            "initial_proba must map each instance label to its probability "
+            "(a Series indexed like X, or a dict) when several instances are "
+            f"plotted, got {type(initial_proba).__name__}."
+        )
+    return {instances[0]: check_real("initial_proba", initial_proba, low=0, high=1)}
+
+
+# ---------------------------------------------------------------------- #
+# Sequences
+# ---------------------------------------------------------------------- #
+def sequences(ok):
+    """One row per sequence: ``instance``, ``solution``, ``plan``, ``actions``
+    (a tuple in step order), ``length`` and ``cost``; by instance, then cost."""
+    ordered = ok.sort_values("step", kind="stable")
+    table = (
+        ordered.groupby(["instance", "solution"], sort=False)["action"]
+        .agg(lambda names: tuple(str(name) for name in names))
+        .rename("actions")
+        .reset_index()
+    )
+    table["length"] = table["actions"].map(len)
+    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
+    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+    if "sequence_cost" in ok.columns:
+        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
+    else:  # solutions are numbered by ascending cost
+        table["cost"] = table["solution"].to_numpy(dtype=float)
+    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
+    table["_rank"] = table["instance"].map(rank)
+    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
+    table = table.drop(columns="_rank").reset_index(drop=True)
+    if "plan" in ok.columns and not ok["plan"].isna().any():
+        table["plan"] = (
+            firsts["plan"]
+            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
+            .to_numpy(dtype=int)
+        )
+    else:  # the frame's rule: the same set of actions, numbered by cost
+        plans = []
+        for _, group in table.groupby("instance", sort=False):
+            ids = {}
+            plans += [ids.setdefault(frozenset(a), len(ids)) for a in group["actions"]]
+        table["plan"] = plans
+    return table
+
+
+def scope(table, solutions, max_length=None):
+    """What a plot across instances counts, in words."""
+    n = table["instance"].nunique()
+    instances = f"{n} instance{'s' if n != 1 else ''}"
+    if solutions == "cheapest":
+        text = f"the cheapest sequence of each of {instances}"
+    else:
+        text = f"{len(table)} sequence{'s' if len(table) != 1 else ''} of {instances}"
+    if max_length is not None:
+        text += f", at most {max_length} step{'s' if max_length != 1 else ''}"
+    return text
+
+
+def select(table, solutions):
+    """Every sequence, or each instance's cheapest one."""
+    if solutions == "cheapest":
+        return table.drop_duplicates("instance", keep="first").reset_index(drop=True)
+    return table
+
+
+def flows(sequences):
+    """Block sizes ``{(position, name): n}`` and band sizes
+    ``{(position, source, target): n}``; the target is ``"end"`` when a
+    sequence stops after ``position`` while others go on (after the last
+    position every sequence stops, which needs no band)."""
+    nodes, bands = {}, {}
+    last = max(len(actions) for actions in sequences)
+    for actions in sequences:
+        for t, name in enumerate(actions, start=1):
+            nodes[t, name] = nodes.get((t, name), 0) + 1
+            if t == last:
+                continue
+            target = actions[t] if t < len(actions) else END
+            bands[t, name, target] = bands.get((t, name, target), 0) + 1
+            if target == END:
+                nodes[t + 1, END] = nodes.get((t + 1, END), 0) + 1
+    return nodes, bands
+
+
+def step_values(ok, table, measure, initial_proba):
+    """The selected step rows with ``value``: the probability after the step,
+    or its change over the step."""
+    rows = ok.merge(table[["instance", "solution"]], on=["instance", "solution"])
+    check_proba(rows, "every step of the frame")
+    rows = rows.sort_values("step", kind="stable")
+    rows["value"] = rows["target_proba"].to_numpy(dtype=float)
+    if measure == "change":
+        if initial_proba is None:
+            raise ValueError(
+                "measure='change' needs initial_proba, the probability of each "
+                "instance itself, for the change made by step 1: e.g. pd.Series("
+                "model.predict_proba(X)[:, 1], index=X.index)."
+            )
+        lookup = initial_lookup(initial_proba, rows["instance"].unique().tolist())
+        # the probability before each step: after the previous one, or now
+        before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
+        first = (rows["step"] == 1).to_numpy(dtype=bool)
+        before[first] = rows.loc[first, "instance"].map(lookup).to_numpy(dtype=float)
+        rows["value"] -= before.to_numpy(dtype=float)
+    return rows
+
+
+def bootstrap(values, statistic, n_boot, confidence, rng):
+    """The statistic and its percentile bootstrap interval (widened, in rare
+    skewed samples, to contain the statistic itself)."""
+    value = statistic(values)
+    draws = statistic(
+        values[rng.integers(0, len(values), (n_boot, len(values)))], axis=1
+    )
+    tail = 50 * (1 - confidence)
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return value, min(low, value), max(high, value)
+
+
+def shown_lines(sequences, max_solutions, all_orders):
+    """``(rank of the plan, sequence row, is another order)`` per line: the
+    cheapest ``max_solutions`` lines, grouped by plan."""
+    lines, ranks = [], {}
+    for _, seq in sequences.iterrows():
+        plan = int(seq["plan"])
+        other = plan in ranks
+        if other and not all_orders:
+            continue
+        ranks.setdefault(plan, len(ranks))
+        lines.append((ranks[plan], seq, other))
+        if len(lines) == max_solutions:
+            break
+    # the orders of a plan next to each other (stable: cheapest first)
+    return sorted(lines, key=lambda line: line[0])
+
+
+def highlighted(highlight, instance, steps):
+    """The ``solution`` number that ``highlight`` marks for ``instance``."""
+    if isinstance(highlight, pd.DataFrame):
+        check_explanations(highlight)
+        rows = highlight[highlight["instance"] == instance]
+        if rows.empty:
+            raise ValueError(
+                f"highlight holds no row of instance {instance!r}; pass the "
+                "frame that choose_plan returned for these explanations."
+            )
+        ok = rows[is_ok(rows)]
+        if ok.empty:
+            raise ValueError(
+                f"highlight has no chosen sequence for instance {instance!r} "
+                f"({status_text(rows)})."
+            )
+        solutions = ok["solution"].dropna().unique().tolist()
+        if len(solutions) != 1:
+            raise ValueError(
+                f"highlight holds {len(solutions)} sequences of instance "
+                f"{instance!r} (solutions {solutions}); pass the frame that "
+                "choose_plan returned, one sequence per instance."
+            )
+        solution = solutions[0]
+    elif isinstance(highlight, numbers.Integral) and not isinstance(highlight, bool):
+        solution = highlight
+    else:
+        raise TypeError(
+            "highlight must be the DataFrame returned by choose_plan or a "
+            f"solution number, got {type(highlight).__name__}."
+        )
+    known = steps["solution"].unique().tolist()
+    if solution not in known:
+        raise ValueError(
+            f"instance {instance!r} has no solution {solution!r} to highlight; "
+            f"its solutions are {sorted(known)}."
+        )
+    return solution
+
+
+def choice_text(method, objectives, weights, max_steps):
+    """How each plan was chosen, in words."""
+    if method == "knee":
+        names = objectives or ("sequence_cost", "gower_distance")
+        text = f"the knee of {' and '.join(names)}"
+    elif method == "weighted":
+        text = "the weights " + ", ".join(
+            f"{k}={v:g}" for k, v in dict(weights).items()
+        )
+    else:
+        text = "the cheapest"
+    if max_steps is not None:
+        text += f", at most {max_steps} step{'s' if max_steps != 1 else ''}"
+    return text
+
+
+def reject_bool(name, value):
+    """``True`` is an integer to Python, not a count to a person."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+
+
+def step_statistics(rows, statistic, n_boot, confidence, rng):
+    """Per action (sorted) and step position: ``action``, ``step``, ``n``
+    (steps taken), ``value`` (the statistic of ``rows["value"]``), ``low``
+    and ``high`` (its bootstrap interval); ``taken`` counts the action's
+    steps in all."""
+    out = []
+    for name in sorted(rows["action"].astype(str).unique()):
+        taken = rows[rows["action"].astype(str) == name]
+        for step, group in taken.groupby("step", sort=True):
+            values = group["value"].to_numpy(dtype=float)
+            value, low, high = bootstrap(values, statistic, n_boot, confidence, rng)
+            out.append((name, int(step), len(values), value, low, high, len(taken)))
+    columns = ["action", "step", "n", "value", "low", "high", "taken"]
+    return pd.DataFrame(out, columns=columns)
+
+
+def plan_lines(steps, sequences, max_solutions, all_orders):
+    """One row per line of the step chart: ``plan``, ``rank`` (of the plan
+    among the shown), ``other`` (another order of the plan), ``cost``,
+    ``actions`` and ``proba`` (tuples, one entry per step)."""
+    lines = shown_lines(sequences, max_solutions, all_orders)
+    check_proba(
+        pd.concat([steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]),
+        f"instance {steps['instance'].iloc[0]!r}",
+    )
+    by_step = steps.set_index(["solution", "step"]).sort_index()
+    out = []
+    for rank, seq, other in lines:
+        rows = by_step.loc[seq["solution"]]
+        out.append(
+            (
+                int(seq["plan"]),
+                rank,
+                bool(other),
+                float(seq["cost"]),
+                tuple(str(a) for a in rows["action"]),
+                tuple(rows["target_proba"].to_numpy(dtype=float).tolist()),
+            )
+        )
+    columns = ["plan", "rank", "other", "cost", "actions", "proba"]
+    return pd.DataFrame(out, columns=columns)
+
+
+def shown_text(n_plans, n_shown):
+    """Which plans a step chart shows, in words."""
+    if n_plans == 1:
+        return "its plan"
+    if n_shown == n_plans:
+        return f"all {n_plans} plans"
+    return f"the cheapest {n_shown} of {n_plans} plans"
+
+
+def pareto_points(steps, y):
+    """One row per sequence of one instance, by cost: ``solution``, ``plan``,
+    ``length``, ``cost``, ``y`` (the Gower distance, or the probability
+    after the last step) and ``other`` (another order of a plan, away from
+    where the plan's cheapest order lies)."""
+    table = sequences(steps)
+    if y == "target_proba":  # after the last step
+        lasts = steps.sort_values("step", kind="stable").groupby("solution").last()
+        column = lasts["target_proba"]
+    else:
+        column = steps.groupby("solution").first()[y]
+    table["y"] = column.reindex(table["solution"]).to_numpy(dtype=float)
+    if not np.isfinite(table[["cost", "y"]].to_numpy(dtype=float)).all():
+        raise ValueError(
+            f"instance {steps['instance'].iloc[0]!r} has a NaN sequence_cost or "
+            f"{y}; pass the DataFrame returned by explain."
+        )
+    # hollow: another order of a plan, not where the plan's cheapest lies
+    table["other"] = table.duplicated("plan")
+    table["other"] = table.groupby(["plan", "cost", "y"])["other"].transform("all")
+    columns = ["solution", "plan", "length", "cost", "y", "other"]
+    return table[columns].astype({"plan": int, "length": int})
+
+
+def looks_dominated(points):
+    """Which points another beats on both drawn axes (cost and distance)."""
+    values = points[["cost", "y"]].to_numpy(dtype=float)
+    no_worse = (values[:, None, :] >= values[None, :, :]).all(axis=2)
+    better = (values[:, None, :] > values[None, :, :]).any(axis=2)
+    return (no_worse & better).any(axis=1)
+
+
+def plural(n, noun):
+    """``1 plan``, ``2 plans``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"

@@ -1,0 +1,219 @@
+"""Labels that do not overlap: a small placement engine run at draw time.
+
+:func:`annotate` makes a label for a point; :func:`place_labels` adds to the
+axes an artist that, at every draw, moves the labels so that no two overlap,
+none leaves the axes and, where possible, none covers a marker or a line
+(benchmarks/bench_labels.py weighs it against the adjustText library).
+"""
+
+import functools
+
+import numpy as np
+
+# offsets (in units of the radius) and the text alignment that keeps the
+# label on that side of its point: right first, then around the clock
+_DIRECTIONS = (
+    (1.0, 0.0, "left", "center"),
+    (0.7, 0.7, "left", "bottom"),
+    (0.7, -0.7, "left", "top"),
+    (0.0, 1.0, "center", "bottom"),
+    (0.0, -1.0, "center", "top"),
+    (-1.0, 0.0, "right", "center"),
+    (-0.7, 0.7, "right", "bottom"),
+    (-0.7, -0.7, "right", "top"),
+)
+_RADII = (5.0, 12.0, 20.0, 30.0, 42.0, 56.0, 72.0, 90.0)  # points
+
+
+def _candidates(radii=_RADII, center=False):
+    """``(dx, dy, ha, va, radius)`` label positions, in points, nearest first."""
+    out = [(0.0, 0.0, "center", "center", 0.0)] if center else []
+    for radius in radii:
+        out += [
+            (ux * radius, uy * radius, ha, va, radius) for ux, uy, ha, va in _DIRECTIONS
+        ]
+    return out
+
+
+def _box(x, y, width, height, ha, va):
+    x0 = x - {"left": 0.0, "center": width / 2, "right": width}[ha]
+    y0 = y - {"bottom": 0.0, "center": height / 2, "top": height}[va]
+    return np.array([x0, y0, x0 + width, y0 + height])
+
+
+def _overlap(box, boxes):
+    """Area of ``box`` shared with each row of ``boxes`` (x0, y0, x1, y1)."""
+    if len(boxes) == 0:
+        return np.zeros(0)
+    width = np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0])
+    height = np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1])
+    return np.clip(width, 0, None) * np.clip(height, 0, None)
+
+
+def _inside(box, points):
+    if len(points) == 0:
+        return 0
+    return int(
+        (
+            (points[:, 0] >= box[0])
+            & (points[:, 0] <= box[2])
+            & (points[:, 1] >= box[1])
+            & (points[:, 1] <= box[3])
+        ).sum()
+    )
+
+
+def _line_samples(lines, spacing):
+    """Points every ``spacing`` pixels along the drawn lines, in pixels."""
+    samples = []
+    for line in lines:
+        xy = line.get_transform().transform(np.asarray(line.get_xydata(), float))
+        xy = xy[np.isfinite(xy).all(axis=1)]
+        for start, end in zip(xy[:-1], xy[1:]):
+            n = max(int(np.hypot(*(end - start)) / spacing), 1)
+            t = np.linspace(0.0, 1.0, n + 1)[:, None]
+            samples.append(start + t * (end - start))
+    return np.concatenate(samples) if samples else np.zeros((0, 2))
+
+
+@functools.cache
+def _layout_class():
+    """The artist placing labels at draw time (matplotlib imported lazily)."""
+    from matplotlib.artist import Artist
+    from matplotlib.text import Text
+
+    class LabelLayout(Artist):
+        """Moves its annotations, each time the axes are drawn, so that no two
+        overlap and none covers a marker (nor, where possible, a line).
+
+        Greedy: the labels are placed in order, each at the nearest candidate
+        position (around its point, at growing distances, with a leader line
+        beyond the first ring) that overlaps no placed label, stays inside
+        the axes and covers the fewest markers and line pieces. Placing at
+        draw time keeps the labels apart after any resize or layout change.
+        """
+
+        zorder = 2.5  # after the lines and markers, before the texts
+
+        def __init__(
+            self, labels, *, points=(), lines=(), candidates=None, pad=1.5, sizes=None
+        ):
+            super().__init__()
+            self.labels = list(labels)
+            self.points = np.asarray(points, dtype=float).reshape(-1, 2)
+            # half the width of the marker at each point, in points
+            self.sizes = np.full(len(self.points), 3.0)
+            if sizes is not None:
+                self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
+            self.lines = list(lines)
+            self.candidates = candidates or _candidates()
+            self.pad = pad  # points around each label kept free
+            self.set_in_layout(False)
+
+        def draw(self, renderer):
+            if not self.get_visible() or not self.labels:
+                return
+            ax = self.axes
+            pixels = renderer.points_to_pixels(1.0)
+            frame = np.asarray(ax.bbox.extents)
+            points = ax.transData.transform(self.points) if len(self.points) else []
+            markers = np.array(
+                [
+                    [x - r * pixels, y - r * pixels, x + r * pixels, y + r * pixels]
+                    for (x, y), r in zip(points, self.sizes)
+                ]
+            ).reshape(-1, 4)
+            pieces = _line_samples(self.lines, 3.0 * pixels)
+            placed = np.zeros((0, 4))
+            pad = self.pad * pixels
+            for label in self.labels:
+                label.xyann = (0.0, 0.0)
+                label.set_horizontalalignment("left")
+                label.set_verticalalignment("bottom")
+                label.update_positions(renderer)
+                extent = Text.get_window_extent(label, renderer)
+                width, height = extent.width + 2 * pad, extent.height + 2 * pad
+                x, y = ax.transData.transform(label.xy)
+                best, best_score = None, np.inf
+                for dx, dy, ha, va, radius in self.candidates:
+                    box = _box(x + dx * pixels, y + dy * pixels, width, height, ha, va)
+                    # shift the padded box so that the text keeps its anchor
+                    box += np.array(
+                        [
+                            {"left": -pad, "center": 0, "right": pad}[ha],
+                            {"bottom": -pad, "center": 0, "top": pad}[va],
+                        ]
+                        * 2
+                    )
+                    clash = _overlap(box, placed).sum()
+                    outside = 0.0
+                    if not (
+                        box[0] >= frame[0]
+                        and box[1] >= frame[1]
+                        and box[2] <= frame[2]
+                        and box[3] <= frame[3]
+                    ):
+                        outside = width * height - _overlap(box, frame[None])[0]
+                    score = (
+                        1e6 * clash
+                        + 1e3 * outside
+                        + 50.0 * (_overlap(box, markers) > 0).sum()
+                        + 2.0 * _inside(box, pieces)
+                        + 0.2 * radius
+                    )
+                    if score < best_score:
+                        best, best_score = (dx, dy, ha, va, radius, box), score
+                    if clash == 0 and outside == 0 and score == 0.2 * radius:
+                        break  # free: nothing nearer can be better
+                dx, dy, ha, va, radius, box = best
+                label.xyann = (dx, dy)
+                label.set_horizontalalignment(ha)
+                label.set_verticalalignment(va)
+                if label.arrow_patch is not None:
+                    label.arrow_patch.set_visible(radius > self.candidates[0][4] + 1)
+                placed = np.vstack([placed, box])
+            self.stale = False
+
+    return LabelLayout
+
+
+def annotate(ax, text, xy, *, leader=True, **kw):
+    """A label for ``xy``, placed later by :func:`place_labels`; ``kw`` (a
+    ``text_kw``) overrides the look: ``color``, ``fontsize``, ``bbox``, ..."""
+    style = {
+        "fontsize": "x-small",
+        "color": "black",
+        "bbox": {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none"},
+        **kw,
+    }
+    if style["bbox"] is not None:
+        style["bbox"] = {"alpha": 0.8, **style["bbox"]}
+    arrow = None
+    if leader:
+        arrow = {"arrowstyle": "-", "color": style["color"], "lw": 0.6}
+        arrow.update(shrinkA=0, shrinkB=3)
+    return ax.annotate(
+        text,
+        xy,
+        xytext=(0, 0),
+        textcoords="offset points",
+        arrowprops=arrow,
+        annotation_clip=False,
+        **style,
+    )
+
+
+def place_labels(ax, labels, *, points=(), sizes=None, lines=(), center=False):
+    """Place ``labels`` (from :func:`annotate`) at every draw of ``ax``.
+
+    ``points`` (data coordinates) are the markers to keep clear, ``sizes``
+    their half widths in points, ``lines`` the Line2D to avoid where
+    possible; ``center=True`` tries the point itself first (a count on its
+    block). Returns the artist placing them.
+    """
+    candidates = _candidates(radii=_RADII[1:], center=True) if center else None
+    layout = _layout_class()(
+        labels, points=points, lines=lines, candidates=candidates, sizes=sizes
+    )
+    ax.add_artist(layout)
+    return layout

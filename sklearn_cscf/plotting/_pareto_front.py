@@ -1,0 +1,379 @@
+"""One instance: its Pareto-optimal sequences by cost and Gower distance."""
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf.plotting import _data, _labels, _style
+
+# short lines: the labels fit a short panel of a grid
+_GOWER_LABEL = (
+    "Gower distance to the person\n(0 = unchanged, 1 = every\nfeature maximally "
+    "changed)"
+)
+_COST_LABEL = "sequence cost\n(sum of effort × discount)"
+_Y_LABELS = {
+    "gower_distance": _GOWER_LABEL,
+    "target_proba": "target probability after the last step\n(higher: farther past "
+    "the decision threshold)",
+}
+# the front is 3-D (cost, distance, tweak counts) and the picture 2-D
+_NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
+_PARAMS = {
+    "explanations": "no_validation",  # checked by _data, in its own words
+    "instance": "no_validation",  # any label of the frame
+    "y": [StrOptions(set(_Y_LABELS))],
+    "highlight": [pd.DataFrame, Integral, None],
+    "subject": [str],
+    "ax": "no_validation",
+}
+_KW = {name: [dict, None] for name in ("scatter_kw", "text_kw", "legend_kw")}
+
+
+class ParetoFrontDisplay:
+    """One instance's Pareto-optimal sequences by cost and Gower distance.
+
+    One point per sequence: its sequence cost and the Gower distance between
+    the instance and the sequence's final state (0 when nothing changed, 1
+    when every feature changed as much as it can), or the probability of the
+    target class after its last step. The colour gives the number of steps,
+    the same colour for the same length in every figure. Each point is
+    labelled with its plan number (``#k`` is ``plan`` ``k - 1``; ``(n
+    orders)`` when several orders of the plan land on the same point);
+    other orders of a plan than its cheapest are hollow. A red ring marks
+    the chosen sequence, if any. The search minimises a third objective,
+    the tweak count of each feature, which the picture does not draw: when
+    a point looks dominated on the two drawn axes, the legend says so.
+
+    Build it with :meth:`from_explanations`; the constructor takes the
+    points.
+
+    Parameters
+    ----------
+    points : DataFrame
+        One row per sequence, with the columns ``solution``, ``plan``,
+        ``length``, ``cost``, ``y`` and ``other`` (another order of a plan,
+        drawn hollow).
+    y : {"gower_distance", "target_proba"}, default="gower_distance"
+        What the column ``y`` holds, for the axis label.
+    chosen : int, default=None
+        The ``solution`` number of the sequence to ring.
+    title : str, default=None
+        The title of the axes.
+
+    Attributes
+    ----------
+    scatters_ : dict
+        ``{length: matplotlib.collections.PathCollection}``.
+    texts_ : list of matplotlib.text.Annotation
+        The plan labels.
+    ring_ : matplotlib.collections.PathCollection or None
+        The ring round the chosen sequence.
+    legend_ : matplotlib.legend.Legend
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+
+    See Also
+    --------
+    plot_pareto_front : The same figure, returning the axes.
+    TargetProbabilityDisplay : The target probability along the plans.
+    sklearn_cscf.choose_plan : Choose one sequence per instance, to highlight.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import ParetoFrontDisplay
+    >>> frame = pd.DataFrame({
+    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
+    ...     "action": ["study", "save", "move"], "sequence_cost": [2.0, 2.0, 3.0],
+    ...     "gower_distance": [0.2, 0.2, 0.1], "length": [2, 2, 1],
+    ...     "status": ["ok"] * 3,
+    ... })
+    >>> display = ParetoFrontDisplay.from_explanations(
+    ...     frame, highlight=1, subject="Person", scatter_kw={"s": 80}
+    ... )
+    >>> display.points[["solution", "length", "cost", "y"]]
+       solution  length  cost    y
+    0         0       2   2.0  0.2
+    1         1       1   3.0  0.1
+    >>> display.ring_.get_offsets().tolist()
+    [[3.0, 0.1]]
+    >>> display.title
+    'Person 7: 2 Pareto-optimal sequences, 2 plans; chosen #2'
+    """
+
+    def __init__(self, points, *, y="gower_distance", chosen=None, title=None):
+        self.points = points
+        self.y = y
+        self.chosen = chosen
+        self.title = title
+
+    @classmethod
+    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    def from_explanations(
+        cls,
+        explanations,
+        instance=None,
+        *,
+        y="gower_distance",
+        highlight=None,
+        subject="Instance",
+        ax=None,
+        scatter_kw=None,
+        text_kw=None,
+        legend_kw=None,
+    ):
+        """Take an instance's sequences from a frame, and plot them.
+
+        Parameters
+        ----------
+        explanations : DataFrame
+            The frame returned by
+            :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`,
+            full or compacted.
+        instance : object, default=None
+            The ``instance`` label to plot; may be omitted when the frame
+            holds a single instance.
+        y : {"gower_distance", "target_proba"}, default="gower_distance"
+            The vertical axis: the Gower distance, or the probability of the
+            target class after the last step.
+        highlight : DataFrame or int, default=None
+            The sequence to mark: the frame returned by
+            :func:`~sklearn_cscf.choose_plan` (its sequence for this
+            instance), or a ``solution`` number of the instance.
+        subject : str, default="Instance"
+            The word naming the instance in the title (``"Person"``).
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        scatter_kw, text_kw, legend_kw : dict, default=None
+            Passed on to :meth:`plot`.
+
+        Returns
+        -------
+        display : ParetoFrontDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
+        """
+        instance, steps = _data.instance_steps(
+            explanations, instance, {"sequence_cost", y}
+        )
+        chosen = None
+        if highlight is not None:
+            chosen = _data.highlighted(highlight, instance, steps)
+        points = _data.pareto_points(steps, y)
+        sequences = _data.plural(len(points), "Pareto-optimal sequence")
+        plans = _data.plural(points["plan"].nunique(), "plan")
+        title = f"{subject} {instance}: {sequences}, {plans}"
+        if chosen is not None:
+            plan = points.loc[points["solution"] == chosen, "plan"].iloc[0]
+            title += f"; chosen #{plan + 1}"
+        display = cls(points, y=y, chosen=chosen, title=title)
+        return display.plot(
+            ax=ax, scatter_kw=scatter_kw, text_kw=text_kw, legend_kw=legend_kw
+        )
+
+    def plot(self, ax=None, *, scatter_kw=None, text_kw=None, legend_kw=None):
+        """Draw the points.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        scatter_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.scatter` for each length.
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.annotate` for each label.
+        legend_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.legend`.
+
+        Returns
+        -------
+        display : ParetoFrontDisplay
+            This display, with its ``ax_``, ``figure_`` and artists.
+        """
+        from matplotlib.lines import Line2D
+
+        ax = _style.new_axes(ax, (8, 4.5))
+        points = self.points
+        values = points[["cost", "y"]].to_numpy(dtype=float)
+        self.scatters_, self.texts_, self.ring_ = {}, [], None
+        handles = []
+        for length in sorted(points["length"].unique()):
+            color = _style.length_color(length)
+            # hollow markers first: a filled one at the same place stays visible
+            group = points[points["length"] == length].sort_values(
+                "other", ascending=False, kind="stable"
+            )
+            label = f"{length} step{'s' if length != 1 else ''}"
+            style = {
+                "s": 45,
+                "facecolors": [(1, 1, 1, 1) if o else color for o in group["other"]],
+                "edgecolors": [color] * len(group),
+                "linewidths": 1.5,
+                "zorder": 3,
+                "label": label,
+            }
+            self.scatters_[int(length)] = ax.scatter(
+                group["cost"],
+                group["y"],
+                **_style.merged(style, scatter_kw, "collection"),
+            )
+            handles.append(Line2D([], [], ls="", marker="o", color=color, label=label))
+        if points["other"].any():
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    ls="",
+                    marker="o",
+                    mfc="white",
+                    mec="0.3",
+                    label="another order of a plan",
+                )
+            )
+        if self.y == "gower_distance" and _data.looks_dominated(points).any():
+            handles.append(Line2D([], [], ls="", label=_NOT_DRAWN))
+        sizes = np.full(len(values), 3.0)
+        if self.chosen is not None:
+            at = (points["solution"] == self.chosen).to_numpy()
+            mark = points[at].iloc[0]
+            self.ring_ = ax.scatter(
+                [mark["cost"]],
+                [mark["y"]],
+                s=_style.CHOSEN_SIZE**2,
+                facecolors="none",
+                edgecolors=_style.CHOSEN_COLOR,
+                linewidths=2,
+                zorder=4,
+            )
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    ls="",
+                    marker="o",
+                    markersize=_style.CHOSEN_SIZE,
+                    mfc="none",
+                    mec=_style.CHOSEN_COLOR,
+                    mew=2,
+                    label=f"chosen: #{int(mark['plan']) + 1}",
+                )
+            )
+            # the ring is wider than a marker: keep the labels off it
+            sizes[at] = _style.CHOSEN_SIZE / 2 + 1
+        for (plan, cost, y), group in points.groupby(["plan", "cost", "y"], sort=False):
+            text = f"#{int(plan) + 1}"
+            if len(group) > 1:
+                text += f" ({len(group)} orders)"
+            style = {}
+            if self.chosen is not None and (group["solution"] == self.chosen).any():
+                style = {"color": _style.CHOSEN_COLOR, "fontweight": "bold"}
+            self.texts_.append(
+                _labels.annotate(
+                    ax, text, (cost, y), **_style.merged(style, text_kw, "text")
+                )
+            )
+        _labels.place_labels(ax, self.texts_, points=values, sizes=sizes)
+        ax.margins(0.12)
+        ax.set_xlabel(_COST_LABEL)
+        ax.set_ylabel(_Y_LABELS[self.y])
+        style = {"fontsize": "small", "title": "length", **_style.LEGEND}
+        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        if self.title:
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
+def plot_pareto_front(
+    explanations,
+    instance=None,
+    *,
+    y="gower_distance",
+    highlight=None,
+    ax=None,
+    subject="Instance",
+):
+    """Plot an instance's Pareto-optimal sequences by cost and Gower distance.
+
+    One point per sequence: its sequence cost and the Gower distance between
+    the instance and the sequence's final state (0 when nothing changed, 1
+    when every feature changed as much as it can: the mean over the features
+    of ``|change| / range`` for numbers, 0 or 1 for categories), or, with
+    ``y="target_proba"``, the probability of the target class after its last
+    step (how far past the decision threshold the sequence ends). The colour
+    gives the number of steps (a discrete legend; the same colour for the
+    same length in every figure). Each point is labelled with its plan
+    number (``#k`` is ``plan`` ``k - 1``; ``(n orders)`` when several orders
+    of the plan land on the same point); other orders of a plan than its
+    cheapest are hollow. Labels are placed (at every draw) so that none
+    overlaps another. With ``highlight``, a red ring marks the chosen
+    sequence, whose label is red and bold. The search also minimises the
+    tweak count of each feature, which is not drawn: when a point looks
+    dominated on the two drawn axes, the legend says so.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, full
+        or compacted.
+    instance : object, default=None
+        The ``instance`` label to plot; may be omitted when the frame holds a
+        single instance.
+    y : {"gower_distance", "target_proba"}, default="gower_distance"
+        The vertical axis: the Gower distance, or the probability of the
+        target class after the last step (to show a choice that weighs it).
+    highlight : DataFrame or int, default=None
+        The sequence to mark: the frame returned by
+        :func:`~sklearn_cscf.choose_plan` (its sequence for this instance),
+        or a ``solution`` number of the instance.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure's axes if None.
+    subject : str, default="Instance"
+        The word naming the instance in the title (``"Person"``,
+        ``"Applicant"``).
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    ParetoFrontDisplay : The same figure as a display, with its artists and
+        ``*_kw`` style options.
+    plot_target_probability : The target probability along the plans.
+    sklearn_cscf.choose_plan : Choose one sequence per instance, to highlight.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import plot_pareto_front
+    >>> frame = pd.DataFrame({
+    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
+    ...     "action": ["study", "save", "move"], "sequence_cost": [2.0, 2.0, 3.0],
+    ...     "gower_distance": [0.2, 0.2, 0.1], "length": [2, 2, 1],
+    ...     "status": ["ok"] * 3,
+    ... })
+    >>> ax = plot_pareto_front(frame)
+    >>> [c.get_offsets().tolist() for c in ax.collections]  # by length
+    [[[3.0, 0.1]], [[2.0, 0.2]]]
+    >>> sorted(t.get_text() for t in ax.texts)
+    ['#1', '#2']
+    >>> from sklearn_cscf import choose_plan
+    >>> chosen = choose_plan(frame)  # the knee: of two points, the cheaper
+    >>> ax = plot_pareto_front(frame, highlight=chosen)
+    >>> ax.collections[-1].get_offsets().tolist()  # the ring
+    [[2.0, 0.2]]
+    """
+    display = ParetoFrontDisplay.from_explanations(
+        explanations, instance, y=y, highlight=highlight, subject=subject, ax=ax
+    )
+    return display.ax_

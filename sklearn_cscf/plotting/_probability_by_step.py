@@ -1,0 +1,449 @@
+"""Fig. 6 of the paper: per action, the target probability at each step."""
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf.plotting import _data, _style
+
+_STATISTICS = {"mean": np.mean, "median": np.median}
+_PARAMS = {
+    "explanations": "no_validation",  # checked by _data, in its own words
+    "measure": [StrOptions({"level", "change"})],
+    "statistic": [StrOptions(set(_STATISTICS))],
+    "solutions": [StrOptions({"all", "cheapest"})],
+    "initial_proba": [pd.Series, Mapping, Real, None],
+    "n_boot": [Interval(Integral, 1, None, closed="left")],
+    "confidence": [Interval(Real, 0, 1, closed="neither")],
+    "random_state": [None, Integral, np.random.Generator],
+    "threshold": [Interval(Real, None, None, closed="neither"), None],
+    "colors": [Mapping, None],
+    "dodge": [Interval(Real, 0, 0.5, closed="both")],
+    "target_name": [str, None],
+    "ax": "no_validation",
+}
+_KW = {name: [dict, None] for name in ("errorbar_kw", "threshold_kw", "legend_kw")}
+
+
+class ProbabilityByStepDisplay:
+    """Target probability by step position, per action (the paper's Fig. 6).
+
+    For each action and each step position ``t`` where the action is taken:
+    the mean (or median) target probability right after the step, or its
+    change over the step, with a percentile bootstrap confidence interval.
+    One line per action; the points of the actions are shifted sideways a
+    little (``dodge``) so that their intervals stay apart. A point resting
+    on a single step has no interval and is drawn hollow.
+
+    Build it with :meth:`from_explanations`; the constructor takes the
+    computed statistics.
+
+    Parameters
+    ----------
+    statistics : DataFrame
+        One row per action and step position, with the columns ``action``,
+        ``step``, ``n`` (steps taken there), ``value``, ``low``, ``high``
+        (the statistic and its interval) and ``taken`` (the action's steps
+        in all).
+    colors : dict
+        ``{action: colour}`` for every action of ``statistics``.
+    measure : {"level", "change"}, default="level"
+        What ``value`` is: the probability after the step, or its change.
+    statistic : {"mean", "median"}, default="mean"
+        The statistic of ``value``, for the axis label.
+    confidence : float, default=0.95
+        The coverage of the intervals, for the title.
+    threshold : float or None, default=0.5
+        With ``measure="level"``, a dashed line at this probability.
+    proba_name : str, default="target probability"
+        How the axis names the probability, e.g. ``"P(>50K)"``.
+    subtitle : str, default=None
+        What the plot counts, for the title.
+
+    Attributes
+    ----------
+    errorbars_ : dict
+        ``{action: matplotlib.container.ErrorbarContainer}``.
+    singles_ : list of matplotlib.lines.Line2D
+        The hollow markers of the points resting on one step.
+    threshold_line_ : matplotlib.lines.Line2D or None
+        The decision threshold (or, for a change, the zero line).
+    legend_ : matplotlib.legend.Legend
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+
+    See Also
+    --------
+    plot_probability_by_step : The same figure, returning the axes.
+    ActionFlowDisplay : Which actions are taken at which step position.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import ProbabilityByStepDisplay
+    >>> frame = pd.DataFrame({
+    ...     "instance": [1, 1, 2, 2, 2], "solution": [0, 0, 0, 1, 1],
+    ...     "step": [1, 2, 1, 1, 2],
+    ...     "action": ["study", "save", "save", "study", "save"],
+    ...     "target_proba": [0.3, 0.6, 0.7, 0.2, 0.8], "status": ["ok"] * 5,
+    ... })
+    >>> display = ProbabilityByStepDisplay.from_explanations(
+    ...     frame, n_boot=200, dodge=0, target_name="approved",
+    ...     errorbar_kw={"capsize": 0},
+    ... )
+    >>> display.statistics[["action", "step", "value"]].round(2)
+      action  step  value
+    0   save     1   0.70
+    1   save     2   0.70
+    2  study     1   0.25
+    >>> display.ax_.get_ylabel()
+    'mean P(approved) after the step'
+    """
+
+    def __init__(
+        self,
+        statistics,
+        *,
+        colors,
+        measure="level",
+        statistic="mean",
+        confidence=0.95,
+        threshold=0.5,
+        proba_name="target probability",
+        subtitle=None,
+    ):
+        self.statistics = statistics
+        self.colors = colors
+        self.measure = measure
+        self.statistic = statistic
+        self.confidence = confidence
+        self.threshold = threshold
+        self.proba_name = proba_name
+        self.subtitle = subtitle
+
+    @classmethod
+    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    def from_explanations(
+        cls,
+        explanations,
+        *,
+        measure="level",
+        statistic="mean",
+        solutions="all",
+        initial_proba=None,
+        n_boot=1000,
+        confidence=0.95,
+        random_state=0,
+        threshold=0.5,
+        colors=None,
+        dodge=0.08,
+        target_name=None,
+        ax=None,
+        errorbar_kw=None,
+        threshold_kw=None,
+        legend_kw=None,
+    ):
+        """Compute the statistics of an explanations frame, and plot them.
+
+        Parameters
+        ----------
+        explanations : DataFrame
+            The frame returned by
+            :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`;
+            the instances without a sequence are left out.
+        measure : {"level", "change"}, default="level"
+            The probability after the step (the paper's Fig. 6), or the
+            change over the step (which needs ``initial_proba`` for step 1).
+        statistic : {"mean", "median"}, default="mean"
+            The statistic shown and bootstrapped (the paper shows the median).
+        solutions : {"all", "cheapest"}, default="all"
+            Every sequence of the frame (the paper's choice), or only the
+            cheapest sequence of each instance.
+        initial_proba : Series or dict, default=None
+            The probability of the target class of each instance itself,
+            indexed by the ``instance`` labels (``pd.Series(model.
+            predict_proba(X)[:, 1], index=X.index)``); needed by
+            ``measure="change"``.
+        n_boot : int, default=1000
+            Bootstrap resamples per point.
+        confidence : float, default=0.95
+            Coverage of the interval: the ``(1 - confidence) / 2`` and
+            ``(1 + confidence) / 2`` percentiles of the resampled statistic.
+        random_state : int, numpy Generator or None, default=0
+            Seed of the bootstrap (``numpy.random.default_rng``).
+        threshold : float or None, default=0.5
+            With ``measure="level"``, a dashed line at this probability (the
+            decision threshold of a binary model); None hides it.
+        colors : dict, default=None
+            ``{action: colour}``; by default
+            :func:`~sklearn_cscf.plotting.action_colors` of the sorted action
+            names.
+        dodge : float, default=0.08
+            Sideways shift between the actions' points, in steps.
+        target_name : str, default=None
+            The name of the target class, for the axis (``"P(>50K)"``); by
+            default the frame's ``target_class``.
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        errorbar_kw, threshold_kw, legend_kw : dict, default=None
+            Passed on to :meth:`plot`.
+
+        Returns
+        -------
+        display : ProbabilityByStepDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
+        """
+        _data.reject_bool("n_boot", n_boot)
+        rng = np.random.default_rng(random_state)
+        ok = _data.ok_rows(explanations, {"target_proba"})
+        table = _data.select(_data.sequences(ok), solutions)
+        rows = _data.step_values(ok, table, measure, initial_proba)
+        statistics = _data.step_statistics(
+            rows, _STATISTICS[statistic], n_boot, confidence, rng
+        )
+        palette = _style.colors_for(sorted(ok["action"].astype(str).unique()), colors)
+        display = cls(
+            statistics,
+            colors=palette,
+            measure=measure,
+            statistic=statistic,
+            confidence=confidence,
+            threshold=threshold,
+            proba_name=_style.proba_name(ok, target_name),
+            subtitle=_data.scope(table, solutions),
+        )
+        return display.plot(
+            ax=ax,
+            dodge=dodge,
+            errorbar_kw=errorbar_kw,
+            threshold_kw=threshold_kw,
+            legend_kw=legend_kw,
+        )
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        dodge=0.08,
+        errorbar_kw=None,
+        threshold_kw=None,
+        legend_kw=None,
+    ):
+        """Draw the statistics.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        dodge : float, default=0.08
+            Sideways shift between the actions' points, in steps.
+        errorbar_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.errorbar` for each action.
+        threshold_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.axhline` for the threshold.
+        legend_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.legend`.
+
+        Returns
+        -------
+        display : ProbabilityByStepDisplay
+            This display, with its ``ax_``, ``figure_`` and artists.
+        """
+        ax = _style.new_axes(ax, (9, 5))
+        stats = self.statistics
+        names = list(dict.fromkeys(stats["action"]))
+        self.errorbars_, self.singles_, self.threshold_line_ = {}, [], None
+        for k, name in enumerate(names):
+            rows = stats[stats["action"] == name]
+            x = rows["step"].to_numpy(dtype=float)
+            x += (k - (len(names) - 1) / 2) * dodge
+            centre = rows["value"].to_numpy(dtype=float)
+            low = rows["low"].to_numpy(dtype=float)
+            high = rows["high"].to_numpy(dtype=float)
+            taken = int(rows["taken"].iloc[0])
+            marker = _style.MARKERS[k % len(_style.MARKERS)]
+            style = {
+                "color": self.colors[name],
+                "marker": marker,
+                "markersize": 5,
+                "capsize": 3,
+                "lw": 1.4,
+                "label": f"{name} ({taken} step{'s' if taken != 1 else ''})",
+            }
+            self.errorbars_[name] = ax.errorbar(
+                x,
+                centre,
+                yerr=[centre - low, high - centre],
+                **_style.merged(style, errorbar_kw, "line"),
+            )
+            # a point resting on one step has no interval: hollow, not certain
+            alone = rows["n"].to_numpy() == 1
+            if alone.any():
+                self.singles_ += ax.plot(
+                    x[alone],
+                    centre[alone],
+                    ls="",
+                    marker=marker,
+                    markersize=5,
+                    mfc="white",
+                    mec=self.colors[name],
+                    zorder=3,
+                )
+        style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5}
+        if self.measure == "level":
+            if self.threshold is not None:
+                style.update(ls="--", label=f"decision threshold {self.threshold:g}")
+                self.threshold_line_ = ax.axhline(
+                    self.threshold, **_style.merged(style, threshold_kw, "line")
+                )
+            ax.set_ylim(-0.02, 1.02)
+            ylabel = f"{self.statistic} {self.proba_name} after the step"
+        else:
+            style["lw"] = 0.8
+            self.threshold_line_ = ax.axhline(
+                0.0, **_style.merged(style, threshold_kw, "line")
+            )
+            ylabel = f"{self.statistic} change of {self.proba_name} over the step"
+        ax.set_ylabel(_style.wrap(ylabel, width=40))
+        last = int(stats["step"].max())
+        ax.set_xticks(range(1, last + 1))
+        ax.set_xlim(1 - 0.5, last + 0.5)
+        ax.set_xlabel("step position")
+        handles, texts = ax.get_legend_handles_labels()
+        if self.singles_:
+            from matplotlib.lines import Line2D
+
+            handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3"))
+            texts.append("one step only (no interval)")
+        style = {"fontsize": "small", "title": "action (steps taken)", **_style.LEGEND}
+        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+        subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
+        if self.subtitle:
+            subtitle = f"{self.subtitle}; {subtitle}"
+        ax.set_title(
+            _style.wrap(
+                f"Target probability by step, per action\n{subtitle}", ax, "medium"
+            ),
+            fontsize="medium",
+        )
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
+def plot_probability_by_step(
+    explanations,
+    *,
+    measure="level",
+    statistic="mean",
+    solutions="all",
+    initial_proba=None,
+    n_boot=1000,
+    confidence=0.95,
+    random_state=0,
+    threshold=0.5,
+    colors=None,
+    dodge=0.08,
+    ax=None,
+    target_name=None,
+):
+    """Plot, per action, the target probability at each step position (Fig. 6).
+
+    Across every instance of the frame, for each action and each step
+    position ``t`` where the action is taken: the mean (or median) target
+    probability right after the step (``measure="level"``) or its change over
+    the step (``measure="change"``), with a percentile bootstrap confidence
+    interval. One line per action; the points of the actions are shifted
+    sideways a little (``dodge``) so that their intervals stay apart.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`; the
+        instances without a sequence are left out.
+    measure : {"level", "change"}, default="level"
+        The probability after the step (the paper's Fig. 6), or the change
+        over the step (which needs ``initial_proba`` for step 1).
+    statistic : {"mean", "median"}, default="mean"
+        The statistic shown and bootstrapped (the paper shows the median).
+    solutions : {"all", "cheapest"}, default="all"
+        Every sequence of the frame (the paper's choice), or only the
+        cheapest sequence of each instance.
+    initial_proba : Series or dict, default=None
+        The probability of the target class of each instance itself, indexed
+        by the ``instance`` labels (``pd.Series(model.predict_proba(X)[:, 1],
+        index=X.index)``); needed by ``measure="change"``.
+    n_boot : int, default=1000
+        Bootstrap resamples per point.
+    confidence : float, default=0.95
+        Coverage of the interval: the ``(1 - confidence) / 2`` and
+        ``(1 + confidence) / 2`` percentiles of the resampled statistic.
+    random_state : int, numpy Generator or None, default=0
+        Seed of the bootstrap (``numpy.random.default_rng``); the same seed
+        draws the same intervals.
+    threshold : float or None, default=0.5
+        With ``measure="level"``, a dashed line at this probability (the
+        decision threshold of a binary model); None hides it.
+    colors : dict, default=None
+        ``{action: colour}``; by default :func:`action_colors` of the sorted
+        action names.
+    dodge : float, default=0.08
+        Sideways shift between the actions' points, in steps.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure's axes if None.
+    target_name : str, default=None
+        The name of the target class, for the axis (``"P(>50K)"``); by
+        default the frame's ``target_class``.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    ProbabilityByStepDisplay : The same figure as a display, with its artists
+        and ``*_kw`` style options.
+    plot_action_flow : Which actions are taken at which step position.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import plot_probability_by_step
+    >>> frame = pd.DataFrame({
+    ...     "instance": [1, 1, 2, 2, 2], "solution": [0, 0, 0, 1, 1],
+    ...     "step": [1, 2, 1, 1, 2],
+    ...     "action": ["study", "save", "save", "study", "save"],
+    ...     "target_proba": [0.3, 0.6, 0.7, 0.2, 0.8], "status": ["ok"] * 5,
+    ... })
+    >>> ax = plot_probability_by_step(frame, n_boot=200, dodge=0)
+    >>> [t.get_text() for t in ax.get_legend().get_texts()][:3]
+    ['decision threshold 0.5', 'save (3 steps)', 'study (2 steps)']
+    >>> save = ax.containers[0].lines[0]  # mean after "save" at steps 1 and 2
+    >>> save.get_xdata().tolist(), save.get_ydata().round(2).tolist()
+    ([1.0, 2.0], [0.7, 0.7])
+    """
+    display = ProbabilityByStepDisplay.from_explanations(
+        explanations,
+        measure=measure,
+        statistic=statistic,
+        solutions=solutions,
+        initial_proba=initial_proba,
+        n_boot=n_boot,
+        confidence=confidence,
+        random_state=random_state,
+        threshold=threshold,
+        colors=colors,
+        dodge=dodge,
+        target_name=target_name,
+        ax=ax,
+    )
+    return display.ax_

@@ -1,0 +1,356 @@
+"""Across people: how often each action appears in the chosen plans."""
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from sklearn_cscf._frames import is_ok
+from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf.plotting import _data, _style
+
+_PARAMS = {
+    "explanations": "no_validation",  # checked by choose_plan, in its own words
+    "method": [StrOptions({"knee", "weighted", "cheapest"})],
+    # checked by choose_plan, which takes them on
+    "objectives": "no_validation",
+    "weights": "no_validation",
+    "max_steps": "no_validation",
+    "colors": [Mapping, None],
+    "ax": "no_validation",
+}
+_KW = {name: [dict, None] for name in ("bar_kw", "legend_kw")}
+
+
+class RecourseSummaryDisplay:
+    """How often each action appears in the people's chosen plans.
+
+    The bar chart of :func:`~sklearn_cscf.summarize_recourse`, the aggregate
+    counterpart of DiCE's feature importance: one bar per action, the most
+    used on top, as long as the share of the people with a chosen plan
+    whose plan takes it. The solid part counts the plans that start with the
+    action, the light hatched part those that take it later. Under each
+    action's name: its number of people, their share and the mean cost of
+    its steps.
+
+    Build it with :meth:`from_explanations`; the constructor takes the
+    summary.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        The table returned by :func:`~sklearn_cscf.summarize_recourse`
+        (``action``, ``n_people``, ``share``, ``share_first``,
+        ``mean_cost``), the most used action first.
+    colors : dict
+        ``{action: colour}`` for every action of ``summary``.
+    n_people : int
+        The number of people with a chosen plan, for the axis label.
+    title : str, default=None
+        The title of the axes.
+
+    Attributes
+    ----------
+    bars_ : tuple of matplotlib.container.BarContainer
+        The first-step parts and the later parts of the bars.
+    legend_ : matplotlib.legend.Legend
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+
+    See Also
+    --------
+    plot_recourse_summary : The same figure, returning the axes.
+    sklearn_cscf.summarize_recourse : The same numbers, as a table.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import RecourseSummaryDisplay
+    >>> chosen = pd.DataFrame({
+    ...     "instance": [1, 1, 2], "solution": [0, 0, 2], "step": [1, 2, 1],
+    ...     "action": ["study", "save", "save"],
+    ...     "feature": ["education", "savings", "savings"],
+    ...     "effort": [2.0, 1.0, 3.0], "cost": [2.0, 0.5, 3.0],
+    ...     "sequence_cost": [2.5, 2.5, 3.0], "gower_distance": [0.2, 0.2, 0.1],
+    ...     "status": ["ok"] * 3,
+    ... })
+    >>> display = RecourseSummaryDisplay.from_explanations(
+    ...     chosen, bar_kw={"height": 0.5}
+    ... )
+    >>> display.summary[["action", "n_people", "share_first"]]
+      action  n_people  share_first
+    0   save         2          0.5
+    1  study         1          0.5
+    >>> [round(float(bar.get_width()), 2) for bar in display.bars_[1]]  # later
+    [0.5, 0.0]
+    """
+
+    def __init__(self, summary, *, colors, n_people, title=None):
+        self.summary = summary
+        self.colors = colors
+        self.n_people = n_people
+        self.title = title
+
+    @classmethod
+    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    def from_explanations(
+        cls,
+        explanations,
+        *,
+        method="knee",
+        objectives=None,
+        weights=None,
+        max_steps=None,
+        colors=None,
+        ax=None,
+        bar_kw=None,
+        legend_kw=None,
+    ):
+        """Choose each person's plan, summarise the actions, and plot them.
+
+        Parameters
+        ----------
+        explanations : DataFrame
+            The frame returned by
+            :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`,
+            or the one :func:`~sklearn_cscf.choose_plan` returned.
+        method : {"knee", "weighted", "cheapest"}, default="knee"
+            How to choose each person's plan, as in
+            :func:`~sklearn_cscf.choose_plan`.
+        objectives : list of str, default=None
+            The objectives of the knee, as in :func:`~sklearn_cscf.choose_plan`.
+        weights : dict, default=None
+            ``{objective: weight}`` for ``method="weighted"``.
+        max_steps : int, default=None
+            Choose among the sequences with at most this many steps.
+        colors : dict, default=None
+            ``{action: colour}``; by default
+            :func:`~sklearn_cscf.plotting.action_colors` of the sorted action
+            names of the frame.
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        bar_kw, legend_kw : dict, default=None
+            Passed on to :meth:`plot`.
+
+        Returns
+        -------
+        display : RecourseSummaryDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
+        """
+        from sklearn_cscf.selection import choose_plan, summarize_recourse
+
+        chosen = choose_plan(
+            explanations,
+            method=method,
+            objectives=objectives,
+            weights=weights,
+            max_steps=max_steps,
+        )
+        summary = summarize_recourse(chosen)
+        if summary.empty:
+            counts = chosen["status"].astype(object).value_counts(dropna=False)
+            raise ValueError(
+                "no instance has a chosen plan to summarise (statuses: "
+                f"{counts.to_dict()})."
+            )
+        every = explanations[is_ok(explanations)]
+        palette = _style.colors_for(
+            sorted(every["action"].astype(str).unique()), colors
+        )
+        n_people = chosen[is_ok(chosen)]["instance"].nunique()
+        once = (every.groupby("instance")["solution"].nunique() <= 1).all()
+        how = (
+            "the chosen plans"
+            if once and max_steps is None
+            else "each person's plan chosen by "
+            + _data.choice_text(method, objectives, weights, max_steps)
+        )
+        subtitle = (
+            f"{n_people} of {chosen['instance'].nunique()} people have a chosen plan"
+        )
+        without = chosen.loc[~is_ok(chosen)].drop_duplicates("instance")
+        if len(without):
+            counts = without["status"].astype(str).value_counts()
+            counts = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+            subtitle += "; without one: " + ", ".join(f"{n} {k}" for k, n in counts)
+        display = cls(
+            summary,
+            colors=palette,
+            n_people=n_people,
+            title=f"Actions in {how}\n{subtitle}",
+        )
+        return display.plot(ax=ax, bar_kw=bar_kw, legend_kw=legend_kw)
+
+    def plot(self, ax=None, *, bar_kw=None, legend_kw=None):
+        """Draw the bars.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        bar_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.barh` for both parts of
+            the bars.
+        legend_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.legend`.
+
+        Returns
+        -------
+        display : RecourseSummaryDisplay
+            This display, with its ``ax_``, ``figure_`` and artists.
+        """
+        from matplotlib.colors import to_rgba
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator, PercentFormatter
+
+        summary, palette = self.summary, self.colors
+        ax = _style.new_axes(ax, (9, 1.6 + 0.45 * len(summary)))
+        y = np.arange(len(summary))
+        names = summary["action"].tolist()
+        first = summary["share_first"].to_numpy(dtype=float)
+        later = summary["share"].to_numpy(dtype=float) - first
+        edges = [palette[name] for name in names]
+        style = {"height": 0.7, "color": edges, "edgecolor": edges}
+        solid = ax.barh(y, first, **_style.merged(style, bar_kw, "patch"))
+        style.update(
+            color=[to_rgba(palette[name], 0.3) for name in names],
+            hatch="///",
+            linewidth=0.8,
+        )
+        hatched = ax.barh(y, later, left=first, **_style.merged(style, bar_kw, "patch"))
+        self.bars_ = (solid, hatched)
+        # the numbers under each action's name: they never collide with a bar
+        ticks = [
+            f"{row.action}\n{row.n_people} "
+            f"{'person' if row.n_people == 1 else 'people'} ({row.share:.0%}), "
+            f"mean cost {_style.fmt_cost(row.mean_cost)}"
+            for row in summary.itertuples()
+        ]
+        ax.set_yticks(y, ticks, fontsize="small")
+        ax.set_ylim(len(summary) - 0.5, -0.5)  # the most used on top
+        ax.set_xlim(0, 1)
+        # as many ticks as fit: a narrow panel gets fewer
+        ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        ax.grid(axis="x", color="0.9", lw=0.8)
+        ax.set_axisbelow(True)
+        for side in ("right", "top"):
+            ax.spines[side].set_visible(False)
+        handles = [Patch(fc="0.35", ec="0.35", label="as the first step")]
+        if (later > 0).any():
+            handles.append(
+                Patch(
+                    fc=to_rgba("0.35", 0.3),
+                    ec="0.35",
+                    hatch="///",
+                    label="at a later step",
+                )
+            )
+        style = {"fontsize": "small", "title": "taken", **_style.LEGEND}
+        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        people = "people" if self.n_people != 1 else "person"
+        ax.set_xlabel(
+            _style.wrap(
+                ax=ax,
+                text=f"share of the {self.n_people} {people} with a chosen plan "
+                "whose plan takes the action",
+            )
+        )
+        if self.title:
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
+def plot_recourse_summary(
+    explanations,
+    *,
+    method="knee",
+    objectives=None,
+    weights=None,
+    max_steps=None,
+    colors=None,
+    ax=None,
+):
+    """Plot how often each action appears in the people's chosen plans.
+
+    The bar chart of :func:`~sklearn_cscf.summarize_recourse`, the aggregate
+    counterpart of DiCE's feature importance: one bar per action, the most
+    used on top, as long as the share of the people with a chosen plan whose
+    plan takes it. The solid part counts the plans that start with the
+    action (the most common first steps), the light hatched part those that
+    take it later. Under each action's name: its number of people, their
+    share and the mean cost of its steps. The title says how the plans were
+    chosen and how many people have none.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, or
+        the one :func:`~sklearn_cscf.choose_plan` returned.
+    method : {"knee", "weighted", "cheapest"}, default="knee"
+        How to choose each person's plan, as in
+        :func:`~sklearn_cscf.choose_plan`.
+    objectives : list of str, default=None
+        The objectives of the knee, as in :func:`~sklearn_cscf.choose_plan`.
+    weights : dict, default=None
+        ``{objective: weight}`` for ``method="weighted"``, as in
+        :func:`~sklearn_cscf.choose_plan`.
+    max_steps : int, default=None
+        Choose among the sequences with at most this many steps.
+    colors : dict, default=None
+        ``{action: colour}``; by default :func:`action_colors` of the sorted
+        action names of the frame.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure's axes if None.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    RecourseSummaryDisplay : The same figure as a display, with its artists
+        and ``*_kw`` style options.
+    sklearn_cscf.summarize_recourse : The same numbers, as a table.
+    plot_action_flow : The step positions and transitions of the plans.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import plot_recourse_summary
+    >>> chosen = pd.DataFrame({
+    ...     "instance": [1, 1, 2, 3, 3], "solution": [0, 0, 2, 1, 1],
+    ...     "step": [1, 2, 1, 1, 2],
+    ...     "action": ["study", "save", "save", "save", "move"],
+    ...     "feature": ["education", "savings", "savings", "savings", "city"],
+    ...     "effort": [2.0, 1.0, 3.0, 2.0, 1.0],
+    ...     "cost": [2.0, 0.5, 3.0, 2.0, 1.0],
+    ...     "sequence_cost": [2.5, 2.5, 3.0, 3.0, 3.0],
+    ...     "gower_distance": [0.2, 0.2, 0.1, 0.3, 0.3], "status": ["ok"] * 5,
+    ... })
+    >>> ax = plot_recourse_summary(chosen)
+    >>> for label in ax.get_yticklabels():  # the most used on top
+    ...     print(label.get_text().replace("\\n", ": "))
+    save: 3 people (100%), mean cost 1.83
+    study: 1 person (33%), mean cost 2.00
+    move: 1 person (33%), mean cost 1.00
+    >>> [round(float(p.get_width()), 2) for p in ax.patches[:3]]  # first steps
+    [0.67, 0.33, 0.0]
+    """
+    display = RecourseSummaryDisplay.from_explanations(
+        explanations,
+        method=method,
+        objectives=objectives,
+        weights=weights,
+        max_steps=max_steps,
+        colors=colors,
+        ax=ax,
+    )
+    return display.ax_

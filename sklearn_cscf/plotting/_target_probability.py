@@ -1,0 +1,413 @@
+"""One instance: the target probability along its cheapest plans."""
+
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._sklearn_compat import Interval, validate_params
+from sklearn_cscf.plotting import _data, _labels, _style
+
+_PARAMS = {
+    "explanations": "no_validation",  # checked by _data, in its own words
+    "instance": "no_validation",  # any label of the frame
+    "initial_proba": [Real, pd.Series, Mapping, None],
+    "max_solutions": [Interval(Integral, 1, None, closed="left")],
+    "all_orders": ["boolean"],
+    "threshold": [Interval(Real, None, None, closed="neither"), None],
+    "dodge": [Interval(Real, 0, 0.5, closed="both")],
+    "subject": [str],
+    "target_name": [str, None],
+    "ax": "no_validation",
+}
+_KW = {
+    name: [dict, None] for name in ("line_kw", "text_kw", "threshold_kw", "legend_kw")
+}
+
+
+class TargetProbabilityDisplay:
+    """The target probability along one instance's plans, step by step.
+
+    One line per plan (its cheapest order, or every order), the cheapest
+    first, from step 0 (the instance itself, when its probability is known)
+    through each of its steps, each point labelled with the step's action.
+    The legend names each plan by its number (``#k`` is ``plan`` ``k - 1``
+    of the frame) and its cost. A dashed line marks the decision threshold.
+    Each plan has its own marker and colour and is shifted sideways a
+    little (``dodge``), so that plans taking the same step stay visible;
+    other orders of a plan are dashed, with hollow markers. The labels are
+    placed (at every draw) so that none overlaps another.
+
+    Build it with :meth:`from_explanations`; the constructor takes the lines.
+
+    Parameters
+    ----------
+    lines : DataFrame
+        One row per line, with the columns ``plan`` (the frame's plan
+        number), ``rank`` (of the plan among those shown: its colour and
+        marker), ``other`` (another order of the plan), ``cost``, and
+        ``actions`` and ``proba`` (tuples: the action and the target
+        probability after each step).
+    initial_proba : float, default=None
+        The probability of the instance itself, drawn at step 0 ("now").
+    threshold : float or None, default=0.5
+        A dashed line at this probability; None hides it.
+    proba_name : str, default="target probability"
+        How the axis names the probability, e.g. ``"P(>50K)"``.
+    title : str, default=None
+        The title of the axes.
+
+    Attributes
+    ----------
+    lines_ : list of matplotlib.lines.Line2D
+        One line per row of ``lines``.
+    texts_ : list of matplotlib.text.Annotation
+        The action labels, line by line, step by step.
+    start_ : matplotlib.lines.Line2D or None
+        The instance itself at step 0.
+    threshold_line_ : matplotlib.lines.Line2D or None
+    legend_ : matplotlib.legend.Legend
+    ax_ : matplotlib.axes.Axes
+    figure_ : matplotlib.figure.Figure
+
+    See Also
+    --------
+    plot_target_probability : The same figure, returning the axes.
+    ParetoFrontDisplay : The sequences by cost and Gower distance.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import TargetProbabilityDisplay
+    >>> frame = pd.DataFrame({
+    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
+    ...     "action": ["study", "save", "move"], "target_proba": [0.3, 0.6, 0.55],
+    ...     "sequence_cost": [2.0, 2.0, 3.0], "status": ["ok"] * 3,
+    ... })
+    >>> display = TargetProbabilityDisplay.from_explanations(
+    ...     frame, initial_proba=0.1, dodge=0, subject="Person",
+    ...     target_name="approved", line_kw={"lw": 3},
+    ... )
+    >>> display.lines[["plan", "actions", "proba"]]
+       plan        actions       proba
+    0     0  (study, save)  (0.3, 0.6)
+    1     1        (move,)     (0.55,)
+    >>> display.ax_.get_title()
+    'Person 7: all 2 plans, step by step'
+    >>> display.ax_.get_ylabel()
+    'P(approved) after the step'
+    """
+
+    def __init__(
+        self,
+        lines,
+        *,
+        initial_proba=None,
+        threshold=0.5,
+        proba_name="target probability",
+        title=None,
+    ):
+        self.lines = lines
+        self.initial_proba = initial_proba
+        self.threshold = threshold
+        self.proba_name = proba_name
+        self.title = title
+
+    @classmethod
+    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    def from_explanations(
+        cls,
+        explanations,
+        instance=None,
+        *,
+        initial_proba=None,
+        max_solutions=5,
+        all_orders=False,
+        threshold=0.5,
+        dodge=0.08,
+        subject="Instance",
+        target_name=None,
+        ax=None,
+        line_kw=None,
+        text_kw=None,
+        threshold_kw=None,
+        legend_kw=None,
+    ):
+        """Take an instance's cheapest plans from a frame, and plot them.
+
+        Parameters
+        ----------
+        explanations : DataFrame
+            The frame returned by
+            :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`,
+            full or compacted.
+        instance : object, default=None
+            The ``instance`` label to plot; may be omitted when the frame
+            holds a single instance.
+        initial_proba : float, Series or dict, default=None
+            The model's probability of the target class for the instance
+            itself, or a mapping from instance labels to it; if given, every
+            line starts from it at step 0 ("now").
+        max_solutions : int, default=5
+            Draw at most this many lines, the cheapest first.
+        all_orders : bool, default=False
+            Draw every order of a plan, not only its cheapest.
+        threshold : float or None, default=0.5
+            A dashed line at this probability (the decision threshold of a
+            binary model); None hides it.
+        dodge : float, default=0.08
+            Sideways shift between the plans' points, in steps.
+        subject : str, default="Instance"
+            The word naming the instance in the title (``"Person"``).
+        target_name : str, default=None
+            The name of the target class, for the axis (``"P(>50K)"``); by
+            default the frame's ``target_class``.
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        line_kw, text_kw, threshold_kw, legend_kw : dict, default=None
+            Passed on to :meth:`plot`.
+
+        Returns
+        -------
+        display : TargetProbabilityDisplay
+            The display, drawn: its ``ax_``, ``figure_`` and artists set.
+        """
+        _data.reject_bool("max_solutions", max_solutions)
+        instance, steps = _data.instance_steps(
+            explanations, instance, {"target_proba", "sequence_cost"}
+        )
+        p0 = None
+        if initial_proba is not None:
+            p0 = _data.initial_lookup(initial_proba, [instance])[instance]
+        sequences = _data.sequences(steps)
+        lines = _data.plan_lines(steps, sequences, max_solutions, all_orders)
+        shown = _data.shown_text(sequences["plan"].nunique(), lines["rank"].nunique())
+        display = cls(
+            lines,
+            initial_proba=p0,
+            threshold=threshold,
+            proba_name=_style.proba_name(steps, target_name),
+            title=f"{subject} {instance}: {shown}, step by step",
+        )
+        return display.plot(
+            ax=ax,
+            dodge=dodge,
+            line_kw=line_kw,
+            text_kw=text_kw,
+            threshold_kw=threshold_kw,
+            legend_kw=legend_kw,
+        )
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        dodge=0.08,
+        line_kw=None,
+        text_kw=None,
+        threshold_kw=None,
+        legend_kw=None,
+    ):
+        """Draw the lines.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes if None.
+        dodge : float, default=0.08
+            Sideways shift between the plans' points, in steps; 0 draws
+            every point at its whole step.
+        line_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.plot` for each line.
+        text_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.annotate` for each label.
+        threshold_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.axhline` for the threshold.
+        legend_kw : dict, default=None
+            Passed to :meth:`matplotlib.axes.Axes.legend`.
+
+        Returns
+        -------
+        display : TargetProbabilityDisplay
+            This display, with its ``ax_``, ``figure_`` and artists.
+        """
+        ax = _style.new_axes(ax, (8, 4.5))
+        p0 = self.initial_proba
+        first = 0 if p0 is not None else 1
+        n = len(self.lines)
+        self.lines_, self.texts_, self.start_, self.threshold_line_ = [], [], None, None
+        points = []
+        for i, line in enumerate(self.lines.itertuples(index=False)):
+            steps = np.arange(1, len(line.proba) + 1, dtype=float)
+            x = steps + (i - (n - 1) / 2) * dodge
+            y = np.asarray(line.proba, dtype=float)
+            if p0 is not None:
+                x, y = np.r_[0.0, x], np.r_[p0, y]
+            color = f"C{line.rank % 10}"
+            name, cost = f"#{line.plan + 1}", _style.fmt_cost(line.cost)
+            style = {
+                "color": color,
+                "ls": "--" if line.other else "-",
+                "lw": 1.2 if line.other else 1.8,
+                "marker": _style.MARKERS[line.rank % len(_style.MARKERS)],
+                "markersize": 6,
+                "mfc": "white" if line.other else color,
+                "label": (
+                    f"{name} other order, cost {cost}"
+                    if line.other
+                    else f"{name} cost {cost}"
+                ),
+            }
+            self.lines_ += ax.plot(x, y, **_style.merged(style, line_kw, "line"))
+            start = 1 if p0 is not None else 0
+            for xi, yi, action in zip(x[start:], y[start:], line.actions):
+                points.append((xi, yi))
+                self.texts_.append(
+                    _labels.annotate(
+                        ax,
+                        action,
+                        (xi, yi),
+                        **_style.merged({"color": color}, text_kw, "text"),
+                    )
+                )
+        if p0 is not None:
+            (self.start_,) = ax.plot(
+                [0.0], [p0], "o", color="black", markersize=7, zorder=3
+            )
+            points.append((0.0, p0))
+        if self.threshold is not None:
+            style = {
+                "ls": "--",
+                "lw": 1,
+                "color": _style.THRESHOLD_COLOR,
+                "zorder": 0.5,
+                "label": f"decision threshold {self.threshold:g}",
+            }
+            self.threshold_line_ = ax.axhline(
+                self.threshold, **_style.merged(style, threshold_kw, "line")
+            )
+        avoid = self.lines_ + ([self.threshold_line_] if self.threshold_line_ else [])
+        _labels.place_labels(ax, self.texts_, points=points, lines=avoid)
+        longest = max(len(proba) for proba in self.lines["proba"])
+        ax.set_xticks(range(first, longest + 1))
+        ax.set_xticklabels(
+            ["now" if t == 0 else str(t) for t in range(first, longest + 1)]
+        )
+        xs = np.concatenate([line.get_xdata() for line in self.lines_])
+        ax.set_xlim(
+            min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3)
+        )
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("step")
+        ax.set_ylabel(f"{self.proba_name} after the step")
+        style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
+        self.legend_ = ax.legend(**_style.merged(style, legend_kw))
+        if self.title:
+            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
+def plot_target_probability(
+    explanations,
+    instance=None,
+    *,
+    initial_proba=None,
+    max_solutions=5,
+    all_orders=False,
+    threshold=0.5,
+    dodge=0.08,
+    ax=None,
+    subject="Instance",
+    target_name=None,
+):
+    """Plot the target probability along an instance's cheapest plans.
+
+    A step chart of one instance: one line per plan (its cheapest order, or
+    every order with ``all_orders=True``), the cheapest first, from step 0
+    (the instance itself, when ``initial_proba`` is given) through each of
+    its steps, each point labelled with the step's action. The legend names
+    each plan by its number (``#k`` is ``plan`` ``k - 1`` of the frame) and
+    its cost. A dashed line marks the decision threshold. Each plan has its
+    own marker and is shifted sideways a little (``dodge``), so that plans
+    taking the same step stay visible; the labels are placed (at every draw)
+    so that none overlaps another.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, full
+        or compacted.
+    instance : object, default=None
+        The ``instance`` label to plot; may be omitted when the frame holds a
+        single instance.
+    initial_proba : float, Series or dict, default=None
+        The model's probability of the target class for the instance itself
+        (``predict_proba``), or a mapping from instance labels to it; if
+        given, every line starts from it at step 0 ("now").
+    max_solutions : int, default=5
+        Draw at most this many lines, the cheapest first.
+    all_orders : bool, default=False
+        Draw every order of a plan (dashed, with hollow markers, in the
+        plan's colour), not only its cheapest.
+    threshold : float or None, default=0.5
+        A dashed line at this probability (the decision threshold of a binary
+        model); None hides it.
+    dodge : float, default=0.08
+        Sideways shift between the plans' points, in steps; 0 draws every
+        point at its whole step.
+    ax : matplotlib Axes, default=None
+        Where to draw; a new figure's axes if None.
+    subject : str, default="Instance"
+        The word naming the instance in the title (``"Person"``,
+        ``"Applicant"``).
+    target_name : str, default=None
+        The name of the target class, for the axis (``"P(>50K)"``); by
+        default the frame's ``target_class``.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    TargetProbabilityDisplay : The same figure as a display, with its artists
+        and ``*_kw`` style options.
+    plot_pareto_front : The sequences by cost and Gower distance.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import pandas as pd
+    >>> from sklearn_cscf.plotting import plot_target_probability
+    >>> frame = pd.DataFrame({
+    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
+    ...     "action": ["study", "save", "move"], "target_proba": [0.3, 0.6, 0.55],
+    ...     "sequence_cost": [2.0, 2.0, 3.0], "status": ["ok"] * 3,
+    ... })
+    >>> ax = plot_target_probability(frame, initial_proba=0.1, dodge=0)
+    >>> [line.get_ydata().tolist() for line in ax.get_lines()[:2]]
+    [[0.1, 0.3, 0.6], [0.1, 0.55]]
+    >>> [t.get_text() for t in ax.get_legend().get_texts()]
+    ['#1 cost 2.00', '#2 cost 3.00', 'decision threshold 0.5']
+    """
+    display = TargetProbabilityDisplay.from_explanations(
+        explanations,
+        instance,
+        initial_proba=initial_proba,
+        max_solutions=max_solutions,
+        all_orders=all_orders,
+        threshold=threshold,
+        dodge=dodge,
+        subject=subject,
+        target_name=target_name,
+        ax=ax,
+    )
+    return display.ax_
