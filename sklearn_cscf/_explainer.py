@@ -19,13 +19,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import (
-    Checkpoint,
-    Output,
-    assemble,
-    fingerprint,
-    make_piece,
-)
+from sklearn_cscf._batches import Output, assemble, make_piece
+from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
 from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
@@ -612,7 +607,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             refine=self.refine,
         )
 
-    def _run(self, X, *, with_states=False, checkpoint=None):
+    def _run(self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False):
         """Explain every row of ``X``: the output frames and, per row, the
         encoded state ``transform`` reports.
 
@@ -650,20 +645,24 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             store = Checkpoint(
                 checkpoint,
                 fingerprint(
-                    shipment.token,
+                    problem,
                     encoded,
                     targets,
                     index,
                     self.random_state,
-                    (self.max_plans, self.all_orders, bool(with_states)),
+                    (self.max_plans, self.all_orders),
                 ),
                 entropy,
+                shared=shared_checkpoint,
             )
             entropy = store.entropy
 
         pieces, remaining = [], np.arange(n)
         if store is not None:
-            pieces = store.load()
+            pieces = [
+                make_piece(done, rows, index[rows], output, with_states, found=found)
+                for rows, done, found in store.load()
+            ]
             finished = [p.positions for p in pieces]
             remaining = np.setdiff1d(remaining, np.concatenate([[], *finished]))
         # rows that need no search (already of the target class, or the model
@@ -733,16 +732,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     def _piece(self, results, index, output, with_states, store):
         """The output of ``{position: result}`` (saved to ``store``)."""
         positions = np.array(sorted(results), dtype=np.intp)
-        piece = make_piece(
+        return make_piece(
             [results[r] for r in positions],
             positions,
             index[positions],
             output,
             with_states,
+            store,
         )
-        if store is not None and len(positions):
-            store.save(piece)
-        return piece
 
     def _decisions(self, encoded, schema):
         """The model's :class:`Answers` about each row now (its own
@@ -777,7 +774,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 output[r] = one.output[0]
         return Answers(decision, output), failures
 
-    def explain(self, X, return_states=False, return_details=False, checkpoint=None):
+    def explain(
+        self,
+        X,
+        return_states=False,
+        return_details=False,
+        checkpoint=None,
+        shared_checkpoint=False,
+    ):
         """Find Pareto-optimal action sequences for every row of ``X``.
 
         Parameters
@@ -838,11 +842,23 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             A directory where each finished block of rows is saved as soon as
             it is done. Run again with the same explainer and ``X`` (after an
             interruption, say), the rows already there are not searched
-            again, and the output is the same as an uninterrupted run's. A
-            directory holding another run's results is refused.
+            again, and the output is the same as an uninterrupted run's; rows
+            that ended in ``"error"`` are tried again. The files are plain
+            data (JSON and NumPy ``.npz``), never unpickled. A directory
+            holding another run's results, or files its manifest does not
+            list or whose content hash differs, is refused. A failed save
+            (a full disk) warns and stops checkpointing; every row is still
+            returned.
+        shared_checkpoint : bool, default=False
+            Use a ``checkpoint`` directory that other users can write to
+            (writable by all, or owned by someone else). Refused by default:
+            whoever can write there can change the results you load.
         """
         _, frame, states, details, _, _ = self._run(
-            X, with_states=return_states, checkpoint=checkpoint
+            X,
+            with_states=return_states,
+            checkpoint=checkpoint,
+            shared_checkpoint=shared_checkpoint,
         )
         out = [frame]
         if return_states:
