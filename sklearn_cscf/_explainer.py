@@ -14,7 +14,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
@@ -31,7 +31,7 @@ from sklearn_cscf._result import (
     STATUS_OK,
     InstanceResult,
 )
-from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._schema import FeatureSchema, plain_missing
 from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
@@ -40,7 +40,12 @@ from sklearn_cscf._sklearn_compat import (
     _check_feature_names_in,
     _fit_context,
 )
-from sklearn_cscf.actions import Action, CompiledAction, describe_error
+from sklearn_cscf.actions import (
+    Action,
+    CompiledAction,
+    describe_error,
+    probe_costs,
+)
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
 # training rows on which predict is compared with the probabilities' arg-max
@@ -372,6 +377,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self._compiled_graph = CompiledGraph(
             self.feature_graph, schema, self._compiled_actions
         )
+        probe_costs(self._compiled_actions, schema, X)
         self._schema = schema
         # the rows plausibility compares final states with: kept only when
         # it is on, so that a pickled explainer holds no training rows else
@@ -1151,6 +1157,13 @@ def _check_like_fit(X, schema):
                 f"X has the columns {list(X.columns)}; the explainer was fitted "
                 f"on {schema.names} (same names, same order)."
             )
+        if isinstance(X.index, pd.MultiIndex):
+            raise ValueError(
+                f"X has a MultiIndex of {X.index.nlevels} levels as row labels; "
+                "the output names each row by one label, which files (CSV, "
+                "parquet) keep: give X one level, e.g. X.reset_index() or "
+                "X.set_axis(['/'.join(map(str, k)) for k in X.index])."
+            )
         duplicated = X.index[X.index.duplicated()]
         if len(duplicated):
             raise ValueError(
@@ -1182,8 +1195,15 @@ def _is_fitted(estimator):
 def _default_estimator(schema, random_state):
     model = HistGradientBoostingClassifier(random_state=random_state)
     categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
+    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
+    nullable = (
+        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
+        if nullable
+        else []
+    )
     if not categorical:
-        return model
+        return make_pipeline(*nullable, model) if nullable else model
     encode = ColumnTransformer(
         [
             (
@@ -1194,4 +1214,4 @@ def _default_estimator(schema, random_state):
         ],
         remainder="passthrough",
     )
-    return make_pipeline(encode, model)
+    return make_pipeline(*nullable, encode, model)
