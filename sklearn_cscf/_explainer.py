@@ -23,7 +23,15 @@ from sklearn_cscf._batches import Output, assemble, make_piece
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
-from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
+from sklearn_cscf._model import (
+    REPEAT_ROWS,
+    Answers,
+    ClassTarget,
+    ModelAdapter,
+    RangeTarget,
+    answers_vary,
+    asking,
+)
 from sklearn_cscf._objectives import Plausibility, default_objectives
 from sklearn_cscf._result import (
     STATUS_ALREADY_TARGET,
@@ -250,7 +258,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "max_plans": [Interval(Integral, 1, None, closed="left"), None],
         "all_orders": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [
+            Interval(Integral, None, -1, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -330,6 +342,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
+        if X.shape[1] == 0:
+            raise ValueError(
+                "X has no columns (0 features): there is no feature to act on; "
+                "fit needs at least one."
+            )
         schema = FeatureSchema(X)
         self.estimator_ = self._fit_estimator(X, y, schema)
         classes = getattr(self.estimator_, "classes_", None)
@@ -357,6 +374,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.uses_predict_ = _needs_predict(
                 self.estimator_, schema, X, self.classes_
             )
+        # a model whose answers vary has every reported plan checked afresh
+        self._model_varies = answers_vary(
+            self.estimator_, schema, _probe_rows(schema, X)[:REPEAT_ROWS], self.classes_
+        )
         if self.min_target_proba is not None and (
             self.classes_ is None or not hasattr(self.estimator_, "predict_proba")
         ):
@@ -434,7 +455,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                     f"The unfitted estimator {type(estimator).__name__} cannot be "
                     f"cloned ({exc}); fit it first and pass the fitted model."
                 ) from None
-        return estimator.fit(X, y)
+        with asking(
+            estimator, "in its fit on the X and y given to the explainer's fit"
+        ):
+            return estimator.fit(X, y)
 
     def _resolve_target(self):
         """The acceptable classes of each target code.
@@ -611,6 +635,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             classes=self.classes_,
             use_predict=self.uses_predict_,
             refine=self.refine,
+            recheck=getattr(self, "_model_varies", False),
         )
 
     def _run(self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False):
@@ -1015,6 +1040,17 @@ def _warn_about_errors(details):
         )
 
 
+def _probe_rows(schema, X):
+    """Up to ``DECISION_PROBE`` encoded rows of the training data."""
+    rows = schema.encode(X)
+    if rows.shape[0] > DECISION_PROBE:
+        pick = np.random.default_rng(0).choice(
+            rows.shape[0], DECISION_PROBE, replace=False
+        )
+        rows = rows[np.sort(pick)]
+    return rows
+
+
 def _needs_predict(estimator, schema, X, classes):
     """Whether the model's decisions must come from its ``predict``: it has no
     ``predict_proba``, or its ``predict`` is not the arg-max of its
@@ -1023,18 +1059,15 @@ def _needs_predict(estimator, schema, X, classes):
     (finite, in [0, 1])."""
     if not hasattr(estimator, "predict_proba"):
         return True
-    rows = schema.encode(X)
-    if rows.shape[0] > DECISION_PROBE:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], DECISION_PROBE, replace=False
-        )
-        rows = rows[np.sort(pick)]
+    rows = _probe_rows(schema, X)
     model = ModelAdapter(estimator, schema, classes)
     X_rows = schema.to_model_input(rows)
-    chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
-    if not model.has_predict:
-        return False
-    return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
+    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
+        if not model.has_predict:
+            return False
+        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
 def _blocks(n, batch_size, n_workers):

@@ -310,3 +310,132 @@ def test_a_column_whose_span_overflows_is_refused_naming_it(logistic):
 def test_an_action_range_whose_span_overflows_is_refused_naming_it():
     with pytest.raises(ValueError, match="Action 'earn'.*wider than the largest"):
         Action("earn", "income", values=(-1.7e308, 1.7e308))
+
+
+# ---------------------------------------------------------------------- #
+# model honesty
+# ---------------------------------------------------------------------- #
+class Noisy:
+    """Duck-typed: the probability of class 1 with noise of sd ``sd`` on
+    every call (a model that is not deterministic)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model, sd=0.15):
+        self.model, self.sd = model, sd
+        self.rng = np.random.default_rng(0)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        p = self.model.predict_proba(X)[:, 1]
+        p = np.clip(p + self.rng.normal(0, self.sd, p.shape[0]), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+class SecondThoughts:
+    """Duck-typed, without ``predict``: the logistic model's answer the 1st,
+    3rd, 5th ... time a row is asked, a rejection the 2nd, 4th ... time. The
+    search asks about each state once (it remembers answers); a fresh call
+    about a final state is its second."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model, self.asked = model, {}
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        proba = self.model.predict_proba(X)
+        for r, row in enumerate(np.asarray(X, dtype=float)):
+            key = row.tobytes()
+            self.asked[key] = self.asked.get(key, 0) + 1
+            if self.asked[key] % 2 == 0:
+                proba[r] = [1.0, 0.0]
+        return proba
+
+
+def test_a_model_whose_answers_vary_is_named_at_fit(logistic, line_data):
+    X, _ = line_data
+    with pytest.warns(UserWarning, match="not deterministic.*checked with a fresh"):
+        SequentialCounterfactualExplainer(Noisy(logistic), **SMALL).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a deterministic model: no warning
+        SequentialCounterfactualExplainer(logistic, **SMALL).fit(X)
+
+
+def test_plans_a_fresh_call_does_not_accept_are_not_reported_ok(logistic, line_data):
+    X, _ = line_data
+    model = SecondThoughts(logistic)
+    with pytest.warns(UserWarning, match="not deterministic"):
+        explainer = SequentialCounterfactualExplainer(
+            model, actions=[earn(), repay()], **SMALL
+        ).fit(X)
+    rows = X[logistic.predict(X) == 0].iloc[:4]
+    # the search finds plans the model accepted once; asked again about their
+    # final states, it rejects every one: none may be reported "ok"
+    frame = explainer.explain(rows)
+    assert set(frame["status"]) == {"no_counterfactual"}
+    # the same search with a model that keeps its word reports plans
+    ok = SequentialCounterfactualExplainer(
+        logistic, actions=[earn(), repay()], **SMALL
+    ).fit(X)
+    assert (ok.explain(rows)["status"] == "ok").all()
+
+
+def test_a_deterministic_model_is_not_asked_again(logistic, line_data):
+    X, _ = line_data
+    explainer = SequentialCounterfactualExplainer(
+        logistic, actions=[earn(), repay()], **SMALL
+    ).fit(X)
+    assert explainer._model_varies is False
+
+
+# ---------------------------------------------------------------------- #
+# messages that name the culprit
+# ---------------------------------------------------------------------- #
+class FailingFit(LogisticRegression):
+    def fit(self, X, y):
+        raise ArithmeticError("singular matrix")
+
+
+class FailingProba(LogisticRegression):
+    def predict_proba(self, X):
+        raise OSError("model server down")
+
+
+def test_fit_names_the_estimator_and_what_it_was_doing(line_data):
+    X, y = line_data
+    explainer = SequentialCounterfactualExplainer(FailingFit(), **SMALL)
+    with pytest.raises(ArithmeticError) as caught:
+        explainer.fit(X, y)
+    message = str(caught.value)
+    assert "The estimator FailingFit raised ArithmeticError in its fit" in message
+    assert "singular matrix" in message
+    assert isinstance(caught.value.__cause__, ArithmeticError)
+    assert str(caught.value.__cause__) == "singular matrix"
+
+    fitted = FailingProba().fit(X, y)
+    with pytest.raises(OSError, match="FailingProba raised OSError in fit") as caught:
+        SequentialCounterfactualExplainer(fitted, **SMALL).fit(X)
+    assert str(caught.value.__cause__) == "model server down"
+
+
+@pytest.mark.parametrize("as_frame", [True, False], ids=["DataFrame", "array"])
+def test_a_0_column_x_is_named_as_such(logistic, line_data, as_frame):
+    X, y = line_data
+    empty = X.iloc[:, :0] if as_frame else np.empty((len(X), 0))
+    with pytest.raises(ValueError, match=r"X has no columns \(0 features\)"):
+        SequentialCounterfactualExplainer(**SMALL).fit(empty, y)
+
+
+def test_n_jobs_0_is_refused_at_fit_naming_it(logistic, line_data):
+    X, _ = line_data
+    with pytest.raises(ValueError, match="'n_jobs' parameter.*Got 0 instead"):
+        SequentialCounterfactualExplainer(logistic, n_jobs=0, **SMALL).fit(X)
