@@ -139,11 +139,11 @@ def _typed_labels(column, types, name):
             )
         values.append(reader(text))
     kinds = set(types.tolist()) - {"missing"}
-    if kinds == {"int"} and name == "instance":
+    if kinds == {"int"} and name == "instance" and None not in values:
         return pd.array(values, dtype="int64")
     if kinds == {"int"}:
         return pd.array(values, dtype="Int64")
-    if kinds == {"str"}:
+    if kinds <= {"str"}:  # text, or only missing values
         return pd.array(values, dtype=TEXT)
     return pd.array(values, dtype=object)
 
