@@ -344,8 +344,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             raise ValueError("X has no rows; fit needs data to learn from.")
         if X.shape[1] == 0:
             raise ValueError(
-                "X has no columns (0 features): there is no feature to act on; "
-                "fit needs at least one."
+                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                "required: X has no columns, so there is no feature to act on."
             )
         schema = FeatureSchema(X)
         self.estimator_ = self._fit_estimator(X, y, schema)

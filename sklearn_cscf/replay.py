@@ -879,7 +879,8 @@ class _Context:
         else:  # integer columns of X stay integers where every value is whole
             for name, dtype in zip(self.names, self.X.dtypes):
                 column = features[name].to_numpy()
-                features[name] = restore_numbers(column, dtype)
+                if column.dtype.kind == "f":
+                    features[name] = restore_numbers(column, dtype)
         return pd.concat([head, features.reset_index(drop=True)], axis=1)
 
 
