@@ -12,7 +12,8 @@ The public surface:
 - :mod:`sklearn_cscf.datasets`: the UCI Adult and German Credit data with the
   paper's actions and graph, and a synthetic problem.
 - :func:`describe` and :func:`show`: the explanations as text, person by
-  person, step by step; :func:`read_explanations` reads a saved frame back.
+  person, step by step; :func:`write_explanations` and
+  :func:`read_explanations` save a frame and read it back with its types.
 - :mod:`sklearn_cscf.metrics`: how good the explanations are (validity, cost,
   length, diversity, time) and a scorer to tune the search with grid search.
 - :func:`choose_plan` and :func:`summarize_recourse`: one plan per person
@@ -29,7 +30,12 @@ from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
 from sklearn_cscf.replay import replay
-from sklearn_cscf.reporting import describe, read_explanations, show
+from sklearn_cscf.reporting import (
+    describe,
+    read_explanations,
+    show,
+    write_explanations,
+)
 from sklearn_cscf.selection import choose_plan, summarize_recourse
 
 __version__ = "0.1.0.dev0"
@@ -48,4 +54,5 @@ __all__ = [
     "replay",
     "show",
     "summarize_recourse",
+    "write_explanations",
 ]

@@ -1,31 +1,22 @@
-"""Explaining many rows: blocks sent to workers, the output built piece by
-piece, and checkpoints that let an interrupted run resume.
+"""Explaining many rows: the output built piece by piece.
 
 Each finished block becomes a :class:`Piece` of the output at once (its rows
 of the frame, of the states, of the details, and the state ``transform``
 reports), so the search's working memory never piles up over the rows. With a
-checkpoint directory, every piece is also written to disk as soon as it is
-done; a rerun with the same explainer and rows loads the pieces already there
-and searches only the rest. A row's result depends only on the row and the
-seed, so the resumed output is the uninterrupted one.
+checkpoint (:mod:`~sklearn_cscf._checkpoints`), the numbers each piece is
+built from are also saved as soon as it is done; a rerun with the same
+explainer and rows rebuilds those pieces and searches only the rest. A row's
+result depends only on the row and the seed, so the resumed output is the
+uninterrupted one.
 """
 
-import hashlib
-import json
-import os
-import pickle
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import build_details, build_frame, build_states
 from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK, compact
-
-CHECKPOINT_VERSION = 2
-MANIFEST = "manifest.json"
 
 
 @dataclass
@@ -54,16 +45,23 @@ class Piece:
     finals: np.ndarray  # (n, d) encoded: the state transform reports
 
 
-def make_piece(results, positions, labels, output, with_states):
+def make_piece(results, positions, labels, output, with_states, store=None, found=None):
     """The :class:`Piece` of ``results`` (rows ``positions`` of the input).
 
     ``output`` says how (see :class:`Output`); the details count every
-    sequence found, the frame shows those ``max_plans`` and ``all_orders``
-    keep.
+    sequence found (``found`` per row, when ``results`` were already cut
+    down), the frame shows those ``max_plans`` and ``all_orders`` keep. What
+    the piece is built from is saved to the checkpoint ``store``, if any.
     """
     schema = output.schema
     details = build_details(results, labels)
+    if found is not None:
+        details["n_solutions"] = np.asarray(found, dtype=details["n_solutions"].dtype)
+    else:
+        found = details["n_solutions"].to_numpy()
     results = [compact(r, output.max_plans, output.all_orders) for r in results]
+    if store is not None:
+        store.save(positions, results, found)
     frame = build_frame(
         results,
         labels,
@@ -140,91 +138,3 @@ def _in_order(frames, rows_per_input, order):
         else np.empty(0, dtype=np.intp)
     )
     return frame.iloc[take].reset_index(drop=True)
-
-
-# ---------------------------------------------------------------------- #
-# checkpoints
-# ---------------------------------------------------------------------- #
-def fingerprint(problem_token, encoded, targets, labels, random_state, form):
-    """What a checkpoint's pieces were computed from; ``form`` is how they
-    are written out (``max_plans``, ``all_orders``, with states or not)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(str(CHECKPOINT_VERSION).encode())
-    digest.update(problem_token.encode())
-    digest.update(np.ascontiguousarray(encoded, dtype=float).tobytes())
-    digest.update(np.ascontiguousarray(targets, dtype=np.int64).tobytes())
-    digest.update(pickle.dumps(list(labels)))
-    digest.update(
-        repr(random_state if isinstance(random_state, int) else None).encode()
-    )
-    digest.update(repr(form).encode())
-    return digest.hexdigest()
-
-
-class Checkpoint:
-    """A directory holding the finished pieces of one run.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The directory; created if missing.
-    fingerprint : str
-        What the run computes from; a directory of another run is refused.
-    entropy : int
-        The run's base entropy, used again on resume (with
-        ``random_state=None`` it is not reproducible otherwise).
-    """
-
-    def __init__(self, path, fingerprint, entropy):
-        self.path = Path(path)
-        if self.path.exists() and not self.path.is_dir():
-            raise ValueError(
-                f"checkpoint {str(self.path)!r} exists and is not a directory."
-            )
-        self.path.mkdir(parents=True, exist_ok=True)
-        manifest = self.path / MANIFEST
-        if manifest.exists():
-            stored = json.loads(manifest.read_text())
-            if stored.get("fingerprint") != fingerprint:
-                raise ValueError(
-                    f"checkpoint {str(self.path)!r} holds the results of another "
-                    "run (another explainer, other parameters, other rows, or "
-                    "another max_plans, all_orders or return_states); "
-                    "pass a new directory, or delete this one to start afresh."
-                )
-            self.entropy = int(stored["entropy"])
-        else:
-            self.entropy = int(entropy)
-            self._write(
-                manifest,
-                json.dumps(
-                    {
-                        "fingerprint": fingerprint,
-                        "entropy": self.entropy,
-                        "version": CHECKPOINT_VERSION,
-                    }
-                ).encode(),
-            )
-
-    def load(self):
-        """The pieces already done."""
-        pieces = []
-        for file in sorted(self.path.glob("piece-*.pkl")):
-            with open(file, "rb") as handle:
-                pieces.append(pickle.load(handle))
-        return pieces
-
-    def save(self, piece):
-        name = f"piece-{int(piece.positions.min()):09d}-{len(piece.positions):05d}.pkl"
-        self._write(self.path / name, pickle.dumps(piece))
-
-    def _write(self, target, data):
-        """Write whole or not at all: an interrupted write leaves no file."""
-        handle, temporary = tempfile.mkstemp(dir=self.path, prefix=".partial-")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise

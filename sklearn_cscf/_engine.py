@@ -56,6 +56,7 @@ class Problem:
     classes: np.ndarray
     use_predict: bool = False  # decisions from predict, not the probabilities
     refine: bool = True
+    recheck: bool = False  # the model's answers vary: ask afresh about plans
 
     @property
     def n_actions(self):
@@ -227,15 +228,30 @@ class Block:
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
         keys = np.vstack(chosen_keys)
         paths = self.simulate(owner, keys, record=True)
-        if self.model.has_predict and not self.model.use_predict:
-            # the search judged by the arg-max of the probabilities, which
-            # agreed with predict on the training data; what is reported must
-            # also be what the model's own predict accepts
-            seconds = self.model.seconds
-            accepted = problem.target.accepts(
-                self.model.verify(paths.final), self.targets[owner]
-            )
-            self._charge(owner, self.model.seconds - seconds)
+        argmax = self.model.has_predict and not self.model.use_predict
+        if argmax or problem.recheck:
+            accepted = np.ones(owner.shape[0], dtype=bool)
+            if problem.recheck:
+                # answers vary between calls (fit saw it): forget the search's
+                # and ask afresh; the report then shows these fresh answers
+                self.memos = [AnswerMemo(self.model.width) for _ in range(len(self))]
+                fresh = ask(
+                    self.model,
+                    self.memos,
+                    self.usage,
+                    _groups(members, counts),
+                    paths.final,
+                )
+                accepted = problem.target.gap(fresh, self.targets[owner]) == 0
+            if argmax:
+                # the search judged by the arg-max of the probabilities, which
+                # agreed with predict on the training data; what is reported
+                # must also be what the model's own predict accepts
+                seconds = self.model.seconds
+                accepted &= problem.target.accepts(
+                    self.model.verify(paths.final), self.targets[owner]
+                )
+                self._charge(owner, self.model.seconds - seconds)
             if not accepted.all():
                 owner, keys = owner[accepted], keys[accepted]
                 paths = paths.take(accepted)

@@ -14,21 +14,24 @@ from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import (
-    Checkpoint,
-    Output,
-    assemble,
-    fingerprint,
-    make_piece,
-)
+from sklearn_cscf._batches import Output, assemble, make_piece
+from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
-from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
+from sklearn_cscf._model import (
+    REPEAT_ROWS,
+    Answers,
+    ClassTarget,
+    ModelAdapter,
+    RangeTarget,
+    answers_vary,
+    asking,
+)
 from sklearn_cscf._objectives import Plausibility, default_objectives
 from sklearn_cscf._result import (
     STATUS_ALREADY_TARGET,
@@ -36,7 +39,7 @@ from sklearn_cscf._result import (
     STATUS_OK,
     InstanceResult,
 )
-from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._schema import FeatureSchema, plain_missing
 from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
@@ -45,7 +48,12 @@ from sklearn_cscf._sklearn_compat import (
     _check_feature_names_in,
     _fit_context,
 )
-from sklearn_cscf.actions import Action, CompiledAction, describe_error
+from sklearn_cscf.actions import (
+    Action,
+    CompiledAction,
+    describe_error,
+    probe_costs,
+)
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
 # training rows on which predict is compared with the probabilities' arg-max
@@ -268,7 +276,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "max_plans": [Interval(Integral, 1, None, closed="left"), None],
         "all_orders": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [
+            Interval(Integral, None, -1, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -348,6 +360,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
+        if X.shape[1] == 0:
+            raise ValueError(
+                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                "required: X has no columns, so there is no feature to act on."
+            )
         schema = FeatureSchema(X)
         self.estimator_ = self._fit_estimator(X, y, schema)
         classes = getattr(self.estimator_, "classes_", None)
@@ -375,6 +392,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.uses_predict_ = _needs_predict(
                 self.estimator_, schema, X, self.classes_
             )
+        # a model whose answers vary has every reported plan checked afresh
+        self._model_varies = answers_vary(
+            self.estimator_, schema, _probe_rows(schema, X)[:REPEAT_ROWS], self.classes_
+        )
         if self.min_target_proba is not None and (
             self.classes_ is None or not hasattr(self.estimator_, "predict_proba")
         ):
@@ -395,6 +416,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self._compiled_graph = CompiledGraph(
             self.feature_graph, schema, self._compiled_actions
         )
+        probe_costs(self._compiled_actions, schema, X)
         self._schema = schema
         # the rows plausibility compares final states with: kept only when
         # it is on, so that a pickled explainer holds no training rows else
@@ -451,7 +473,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                     f"The unfitted estimator {type(estimator).__name__} cannot be "
                     f"cloned ({exc}); fit it first and pass the fitted model."
                 ) from None
-        return estimator.fit(X, y)
+        with asking(
+            estimator, "in its fit on the X and y given to the explainer's fit"
+        ):
+            return estimator.fit(X, y)
 
     def _resolve_target(self):
         """The acceptable classes of each target code.
@@ -628,9 +653,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             classes=self.classes_,
             use_predict=self.uses_predict_,
             refine=self.refine,
+            recheck=getattr(self, "_model_varies", False),
         )
 
-    def _run(self, X, *, with_states=False, checkpoint=None):
+    def _run(self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False):
         """Explain every row of ``X``: the output frames and, per row, the
         encoded state ``transform`` reports.
 
@@ -668,20 +694,24 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             store = Checkpoint(
                 checkpoint,
                 fingerprint(
-                    shipment.token,
+                    problem,
                     encoded,
                     targets,
                     index,
                     self.random_state,
-                    (self.max_plans, self.all_orders, bool(with_states)),
+                    (self.max_plans, self.all_orders),
                 ),
                 entropy,
+                shared=shared_checkpoint,
             )
             entropy = store.entropy
 
         pieces, remaining = [], np.arange(n)
         if store is not None:
-            pieces = store.load()
+            pieces = [
+                make_piece(done, rows, index[rows], output, with_states, found=found)
+                for rows, done, found in store.load()
+            ]
             finished = [p.positions for p in pieces]
             remaining = np.setdiff1d(remaining, np.concatenate([[], *finished]))
         # rows that need no search (already of the target class, or the model
@@ -751,16 +781,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     def _piece(self, results, index, output, with_states, store):
         """The output of ``{position: result}`` (saved to ``store``)."""
         positions = np.array(sorted(results), dtype=np.intp)
-        piece = make_piece(
+        return make_piece(
             [results[r] for r in positions],
             positions,
             index[positions],
             output,
             with_states,
+            store,
         )
-        if store is not None and len(positions):
-            store.save(piece)
-        return piece
 
     def _decisions(self, encoded, schema):
         """The model's :class:`Answers` about each row now (its own
@@ -795,7 +823,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 output[r] = one.output[0]
         return Answers(decision, output), failures
 
-    def explain(self, X, return_states=False, return_details=False, checkpoint=None):
+    def explain(
+        self,
+        X,
+        return_states=False,
+        return_details=False,
+        checkpoint=None,
+        shared_checkpoint=False,
+    ):
         """Find Pareto-optimal action sequences for every row of ``X``.
 
         Parameters
@@ -856,11 +891,23 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             A directory where each finished block of rows is saved as soon as
             it is done. Run again with the same explainer and ``X`` (after an
             interruption, say), the rows already there are not searched
-            again, and the output is the same as an uninterrupted run's. A
-            directory holding another run's results is refused.
+            again, and the output is the same as an uninterrupted run's; rows
+            that ended in ``"error"`` are tried again. The files are plain
+            data (JSON and NumPy ``.npz``), never unpickled. A directory
+            holding another run's results, or files its manifest does not
+            list or whose content hash differs, is refused. A failed save
+            (a full disk) warns and stops checkpointing; every row is still
+            returned.
+        shared_checkpoint : bool, default=False
+            Use a ``checkpoint`` directory that other users can write to
+            (writable by all, or owned by someone else). Refused by default:
+            whoever can write there can change the results you load.
         """
         _, frame, states, details, _, _ = self._run(
-            X, with_states=return_states, checkpoint=checkpoint
+            X,
+            with_states=return_states,
+            checkpoint=checkpoint,
+            shared_checkpoint=shared_checkpoint,
         )
         out = [frame]
         if return_states:
@@ -1011,6 +1058,17 @@ def _warn_about_errors(details):
         )
 
 
+def _probe_rows(schema, X):
+    """Up to ``DECISION_PROBE`` encoded rows of the training data."""
+    rows = schema.encode(X)
+    if rows.shape[0] > DECISION_PROBE:
+        pick = np.random.default_rng(0).choice(
+            rows.shape[0], DECISION_PROBE, replace=False
+        )
+        rows = rows[np.sort(pick)]
+    return rows
+
+
 def _needs_predict(estimator, schema, X, classes):
     """Whether the model's decisions must come from its ``predict``: it has no
     ``predict_proba``, or its ``predict`` is not the arg-max of its
@@ -1019,18 +1077,15 @@ def _needs_predict(estimator, schema, X, classes):
     (finite, in [0, 1])."""
     if not hasattr(estimator, "predict_proba"):
         return True
-    rows = schema.encode(X)
-    if rows.shape[0] > DECISION_PROBE:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], DECISION_PROBE, replace=False
-        )
-        rows = rows[np.sort(pick)]
+    rows = _probe_rows(schema, X)
     model = ModelAdapter(estimator, schema, classes)
     X_rows = schema.to_model_input(rows)
-    chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
-    if not model.has_predict:
-        return False
-    return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
+    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
+        if not model.has_predict:
+            return False
+        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
 def _blocks(n, batch_size, n_workers):
@@ -1153,6 +1208,13 @@ def _check_like_fit(X, schema):
                 f"X has the columns {list(X.columns)}; the explainer was fitted "
                 f"on {schema.names} (same names, same order)."
             )
+        if isinstance(X.index, pd.MultiIndex):
+            raise ValueError(
+                f"X has a MultiIndex of {X.index.nlevels} levels as row labels; "
+                "the output names each row by one label, which files (CSV, "
+                "parquet) keep: give X one level, e.g. X.reset_index() or "
+                "X.set_axis(['/'.join(map(str, k)) for k in X.index])."
+            )
         duplicated = X.index[X.index.duplicated()]
         if len(duplicated):
             raise ValueError(
@@ -1184,8 +1246,15 @@ def _is_fitted(estimator):
 def _default_estimator(schema, random_state):
     model = HistGradientBoostingClassifier(random_state=random_state)
     categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
+    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
+    nullable = (
+        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
+        if nullable
+        else []
+    )
     if not categorical:
-        return model
+        return make_pipeline(*nullable, model) if nullable else model
     encode = ColumnTransformer(
         [
             (
@@ -1196,4 +1265,4 @@ def _default_estimator(schema, random_state):
         ],
         remainder="passthrough",
     )
-    return make_pipeline(encode, model)
+    return make_pipeline(*nullable, encode, model)

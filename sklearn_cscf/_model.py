@@ -13,6 +13,8 @@
 """
 
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,8 @@ PROBA_DECIMALS = 10
 PROBA_TOLERANCE = 1e-9
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
+# rows of fit on which the model is asked twice: do its answers vary?
+REPEAT_ROWS = 256
 
 
 def _round_significant(values, digits):
@@ -192,6 +196,59 @@ class ModelAdapter:
                 f"in {int(bad.any(axis=1).sum())} of {n} rows."
             )
         return proba
+
+
+@contextmanager
+def asking(estimator, doing):
+    """Re-raise an exception of the model with what was being done: the same
+    type where it can be built from a message (else ``RuntimeError``), the
+    model's own exception as its ``__cause__``."""
+    try:
+        yield
+    except Exception as exc:
+        message = (
+            f"The estimator {type(estimator).__name__} raised "
+            f"{type(exc).__name__} {doing}: {exc}"
+        )
+        try:
+            wrapped = type(exc)(message)
+        except Exception:
+            wrapped = RuntimeError(message)
+        raise wrapped from exc
+
+
+def answers_vary(estimator, schema, rows, classes):
+    """Ask the model twice about the same encoded ``rows`` (its
+    probabilities, or its predictions); warn and return True when the
+    answers differ: the search remembers answers, so such a model needs
+    every reported plan checked afresh."""
+    X = schema.to_model_input(rows)
+    method = "predict" if classes is None else "predict_proba"
+    if not hasattr(estimator, method):
+        method = "predict"
+    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        first = np.asarray(getattr(estimator, method)(X))
+        second = np.asarray(getattr(estimator, method)(X))
+    if first.shape == second.shape and (
+        np.array_equal(first, second)
+        or (
+            first.dtype.kind in "fiub"
+            and np.allclose(first, second, rtol=0, atol=10.0**-PROBA_DECIMALS)
+        )
+    ):
+        return False
+    warnings.warn(
+        f"The estimator {type(estimator).__name__} gave different answers "
+        f"when its {method} was asked twice about the same rows: it is not "
+        "deterministic. Answers are remembered within each search, so the "
+        "search sees one answer per state; every reported plan is checked "
+        "with a fresh call of the model, and a plan it does not accept then "
+        "is not reported.",
+        UserWarning,
+        stacklevel=4,
+    )
+    return True
 
 
 # ---------------------------------------------------------------------- #

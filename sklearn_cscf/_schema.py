@@ -155,6 +155,15 @@ class FeatureSchema:
                         "range from."
                     )
                 self.low[j], self.high[j] = finite.min(), finite.max()
+                with np.errstate(over="ignore"):
+                    span = self.high[j] - self.low[j]
+                if not np.isfinite(span):
+                    raise ValueError(
+                        f"Column {self.names[j]!r} spans [{self.low[j]:g}, "
+                        f"{self.high[j]:g}], a range wider than the largest float: "
+                        "its Gower scale and default costs would be infinite. "
+                        "Rescale the column (e.g. to other units)."
+                    )
                 self.is_integer[j] = bool(np.all(finite == np.round(finite)))
                 self.support[j] = _support(finite)
             else:
@@ -385,20 +394,52 @@ class FeatureSchema:
         return frame
 
     def _restore_integers(self, j, column):
-        """Back to the column's integer dtype where every value is whole."""
-        dtype = self.dtypes[j]
-        if (
-            dtype is not None
-            and dtype.kind in "iu"
-            and np.all(np.isfinite(column))
-            and np.all(column == np.round(column))
-        ):
-            return column.astype(dtype)
-        return column
+        return restore_numbers(column, self.dtypes[j])
 
     def view(self, states):
         """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
         return StateView(self, states)
+
+
+def restore_numbers(column, dtype):
+    """Float ``column`` back in the numeric ``dtype`` of its column in ``X``:
+    an integer dtype where every value is whole; a pandas nullable dtype
+    (``Int64``, ``Float64``) keeps its kind, with ``<NA>`` for a missing value
+    (``Float64`` where an ``Int64`` column got a fraction)."""
+    if dtype is None or column.dtype.kind != "f":
+        return column
+    known = column[~np.isnan(column)]
+    whole = bool(np.all(known == np.round(known)))
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        if dtype.kind in "iu" and whole:
+            return pd.array(column, dtype="Float64").astype(dtype)
+        if dtype.kind in "iuf":
+            return pd.array(column, dtype=dtype if dtype.kind == "f" else "Float64")
+        return column
+    if dtype.kind in "iu" and whole and np.all(np.isfinite(column)):
+        return column.astype(dtype)
+    return column
+
+
+def plain_missing(X):
+    """``X`` with pandas nullable columns (``Int64``, ``Float64``,
+    ``boolean``, ``string``, ...) as NumPy columns, ``<NA>`` as ``NaN``:
+    what scikit-learn's encoders and a ``ColumnTransformer`` take. The first
+    step of the default estimator when ``X`` has such columns."""
+    if not isinstance(X, pd.DataFrame):
+        return X
+    out = {}
+    for name in X.columns:
+        column = X[name]
+        dtype = column.dtype
+        if getattr(dtype, "na_value", None) is pd.NA:
+            if dtype.kind in "iuf":
+                column = column.astype(float)
+            else:
+                values = column.astype(object)
+                column = values.where(values.notna(), np.nan)
+        out[name] = column
+    return pd.DataFrame(out, index=X.index)
 
 
 class StateView(Mapping):
@@ -406,35 +447,34 @@ class StateView(Mapping):
 
     This is what user callables (costs, effects, conditions, tau) receive as
     ``before`` and ``after``: one entry per candidate being evaluated. Numeric
-    features give floats; categorical features give their labels.
+    features give floats; categorical features give their labels. Each
+    access gives a read-only copy: nothing a callable does to it (not even
+    ``setflags(write=True)`` or a write through ``.base``) reaches the states
+    or what other callables see.
     """
 
     __slots__ = ("_schema", "_states", "_cache")
 
     def __init__(self, schema, states):
         self._schema = schema
-        # a read-only view: numeric columns handed out cannot be written to,
-        # yet still show later writes to ``states`` (effects fill ``after``)
-        if states.flags.writeable:
-            states = states.view()
-            states.flags.writeable = False
         self._states = states
-        self._cache = {}
+        self._cache = {}  # decoded columns, never handed out themselves
 
     def __getitem__(self, name):
         try:
-            return self._cache[name]
+            column = self._cache[name]
         except KeyError:
-            pass
+            j = self._schema.index.get(name)
+            if j is None:
+                raise KeyError(
+                    f"{name!r} is not a feature; the features are {self._schema.names}."
+                ) from None
+            column = self._schema.decode_column(j, self._states[:, j])
+            self._cache[name] = column
         except TypeError:  # unhashable
             raise KeyError(name) from None
-        j = self._schema.index.get(name)
-        if j is None:
-            raise KeyError(
-                f"{name!r} is not a feature; the features are {self._schema.names}."
-            )
-        column = self._schema.decode_column(j, self._states[:, j])
-        self._cache[name] = column
+        column = column.copy()
+        column.flags.writeable = False
         return column
 
     def forget(self, name):

@@ -7,6 +7,7 @@ carry hard constraints. The explainer resolves actions against the columns of
 to a whole batch of candidates at once.
 """
 
+import difflib
 from collections.abc import Mapping
 from numbers import Integral, Real
 
@@ -18,6 +19,8 @@ from sklearn_cscf._pickling import PortableCallables, portable
 __all__ = ["Action"]
 
 DIRECTIONS = ("any", "increase", "decrease")
+# rows of fit on which each action's cost is tried once (see probe_costs)
+PROBE_ROWS = 256
 
 
 def _describe(value):
@@ -215,6 +218,14 @@ def _check_values(name, values):
             raise ValueError(
                 f"Action {name!r}: the range (low, high) = {values!r} needs finite "
                 "bounds with low <= high."
+            )
+        with np.errstate(over="ignore"):
+            span = np.float64(high) - np.float64(low)
+        if not np.isfinite(span):
+            raise ValueError(
+                f"Action {name!r}: the range (low, high) = {values!r} is wider "
+                "than the largest float; its default cost would be 0. Rescale "
+                "the feature."
             )
         return
     if _is_listlike(values):
@@ -506,6 +517,7 @@ class CompiledAction(PortableCallables):
                 labels = list(values)
             else:
                 labels = [values]
+            _check_known(action, labels, schema.categories[j])
             for label in labels:
                 schema.add_category(j, label)
             codes = schema.encode_labels(j, labels, what=f"Action {action.name!r}")
@@ -532,8 +544,13 @@ class CompiledAction(PortableCallables):
                 f"Action {action.name!r}: feature {action.feature!r} is numeric, "
                 f"but the values {items!r} are not all numbers."
             ) from None
-        if not np.all(np.isfinite(numbers)):
-            raise ValueError(f"Action {action.name!r}: values must be finite.")
+        with np.errstate(over="ignore"):
+            span = np.ptp(numbers) if numbers.size else 0.0
+        if not np.all(np.isfinite(numbers)) or not np.isfinite(span):
+            raise ValueError(
+                f"Action {action.name!r}: values must be finite numbers whose "
+                f"spread fits in a float; got {items!r}."
+            )
         if action.step is not None:
             raise ValueError(
                 f"Action {action.name!r}: step only applies to a (low, high) range "
@@ -574,11 +591,13 @@ class CompiledAction(PortableCallables):
         self.apply_into(before, keys, after, effort, valid)
         return after, effort, valid
 
-    def apply_into(self, before, keys, after, effort, valid):
+    def apply_into(self, before, keys, after, effort, valid, check_prices=False):
         """:meth:`apply`, writing into the arrays ``after``, ``effort``, ``valid``.
 
         A step is invalid where its value space is empty, a condition fails,
         or its effort is not a finite number (its effort is then ``inf``).
+        ``check_prices``: a cost giving NaN for every valid step of complete
+        states raises :class:`NoPriceError`.
         """
         schema = self.schema
         n = before.shape[0]
@@ -604,6 +623,7 @@ class CompiledAction(PortableCallables):
             )
             if categorical:
                 out = schema.encode_labels(k, out, what=what)
+            _check_effect(out, categorical, valid, after, schema, what)
             after.flags.writeable = True
             after[:, k] = out
             after.flags.writeable = False
@@ -622,6 +642,8 @@ class CompiledAction(PortableCallables):
             )
         finite = np.isfinite(effort)
         if not finite.all():  # no price, no step: e.g. a missing value
+            if self.cost is not None and check_prices:
+                _check_cost(effort, valid, after, schema, self._what["cost"])
             valid &= finite
             effort[~finite] = np.inf
         if n and not effort.min() >= 0:
@@ -640,6 +662,110 @@ def _support(schema, j):
     """The training values of feature ``j`` (None for a schema without them)."""
     support = getattr(schema, "support", None)
     return None if support is None else support[j]
+
+
+class NoPriceError(ValueError):
+    """A cost gave no step a price."""
+
+
+def probe_costs(actions, schema, X):
+    """Try each action with a cost on up to ``PROBE_ROWS`` rows of ``X`` (the
+    rows of ``fit``) with random values: a cost that prices no valid step of
+    a row with every value (a forgotten ``return``, NaN for all) is an error
+    now rather than every row ``"no_counterfactual"`` later. A callable that
+    raises here is left to ``explain``, which reports it per row."""
+    n = X.shape[0]
+    pick = np.sort(np.random.default_rng(0).permutation(n)[:PROBE_ROWS])
+    rows = schema.encode(X.iloc[pick] if isinstance(X, pd.DataFrame) else X[pick])
+    rows = rows[_complete(rows, schema)]
+    if not rows.shape[0]:
+        return
+    keys = np.random.default_rng(1).random(rows.shape[0])
+    for action in actions:
+        if action.cost is None:
+            continue
+        after, effort = np.empty_like(rows), np.empty(rows.shape[0])
+        valid = np.empty(rows.shape[0], dtype=bool)
+        try:
+            action.apply_into(rows, keys, after, effort, valid, check_prices=True)
+        except NoPriceError:
+            raise
+        except Exception:
+            continue
+
+
+def _complete(states, schema):
+    """Which states have no missing value (NaN, or category code -1)."""
+    missing = np.isnan(states).any(axis=1)
+    if schema.is_categorical.any():
+        missing |= (states[:, schema.is_categorical] < 0).any(axis=1)
+    return ~missing
+
+
+def _check_effect(out, categorical, valid, after, schema, what):
+    """An effect gives a value to every valid step of a state that has all
+    its values: NaN or a missing label there is a bug (a forgotten
+    ``return``, a wrong formula); infinity always is."""
+    if not categorical and np.isinf(out).any():
+        raise ValueError(
+            f"{what} returned infinite values, e.g. "
+            f"{out[np.isinf(out)][:3].tolist()}; it must return finite numbers."
+        )
+    missing = out < 0 if categorical else np.isnan(out)
+    if not missing.any():
+        return
+    bad = missing & valid & _complete(after, schema)
+    if bad.any():
+        raise ValueError(
+            f"{what} returned a missing value (NaN or None) for a state that "
+            "has every value; it must return the new value of the feature (is "
+            "a `return` missing?)."
+        )
+
+
+def _check_cost(effort, valid, after, schema, what):
+    """NaN marks a step without a price (e.g. from a missing value). On the
+    rows of ``fit`` (see :func:`probe_costs`), NaN for every valid step of
+    states that have all their values is a bug (a forgotten ``return`` in a
+    branch, a wrong formula)."""
+    nan = np.isnan(effort)
+    if not nan.any():
+        return
+    rows = valid & _complete(after, schema)
+    if rows.any() and nan[rows].all():
+        raise NoPriceError(
+            f"{what} returned NaN for every candidate (every valid step, on "
+            "states with every value); it must return a number per candidate "
+            "(is a `return` missing?)."
+        )
+
+
+def _check_known(action, labels, categories):
+    """A category an action sets that ``fit`` did not see and that looks like
+    a typo of one it did (close by ``difflib``, the same but for case, or the
+    same text of another type: ``"1"`` for ``1``) is an error: every plan
+    through it would fail without a word. Other new categories are added
+    (a category a small sample lacks, e.g. ``"Armed-Forces"``)."""
+    known = pd.Index(categories, dtype=object)
+    text = [str(c) for c in categories]
+    for label in labels:
+        if _is_missing_label(label) or label in known:
+            continue
+        close = difflib.get_close_matches(str(label), text, n=3, cutoff=0.6)
+        close += [t for t in text if t.lower() == str(label).lower() and t not in close]
+        if close:
+            raise ValueError(
+                f"Action {action.name!r}: {label!r} is not a category of feature "
+                f"{action.feature!r} seen in fit; close matches: "
+                f"{[categories[text.index(t)] for t in close]}. The known "
+                f"categories are {list(categories)}. To introduce a new category "
+                "on purpose, make the column a pandas Categorical whose "
+                "categories include it."
+            )
+
+
+def _is_missing_label(label):
+    return label is None or (isinstance(label, float) and np.isnan(label))
 
 
 def _call(fn, what, *args):
@@ -700,13 +826,38 @@ def _as_condition(result, n, what):
 
 def _as_array(result, n, what, dtype):
     """Check a user callable returned one value per candidate (or a scalar);
-    ``dtype=None`` keeps the values' own dtype."""
+    ``dtype=None`` keeps the values' own dtype. ``None`` (a forgotten
+    ``return``), masked values and, for numbers (``dtype=float``), text,
+    dates or complex numbers are refused, naming ``what``."""
     if type(result) is np.ndarray and result.shape == (n,) and result.dtype == dtype:
         return result
+    if result is None:
+        raise TypeError(
+            f"{what} returned None; it must return one value per candidate "
+            "(is a `return` missing?)."
+        )
+    if isinstance(result, np.ma.MaskedArray):
+        masked = np.ma.getmaskarray(result)
+        if masked.any():
+            raise TypeError(
+                f"{what} returned a masked array with {int(masked.sum())} masked "
+                f"value(s) of {masked.size}; return plain values (e.g. "
+                "result.filled(...) with the value you mean)."
+            )
+        result = result.data
+    if isinstance(result, pd.Series | pd.Index):
+        result = result.to_numpy()
     try:
-        if isinstance(result, pd.Series | pd.Index):
-            result = result.to_numpy()
-        array = np.asarray(result, dtype=dtype)
+        raw = np.asarray(result)
+    except (TypeError, ValueError) as exc:  # pragma: no cover - ragged input
+        raise TypeError(
+            f"{what} must return one value per candidate; got "
+            f"{type(result).__name__} ({exc})."
+        ) from None
+    if dtype is float:
+        _check_numbers(raw, what)
+    try:
+        array = raw if dtype is None else raw.astype(dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"{what} must return {np.dtype(dtype).name} values, one per "
@@ -720,3 +871,28 @@ def _as_array(result, n, what, dtype):
             f"(shape ({n},)), got shape {array.shape}."
         )
     return array
+
+
+def _check_numbers(raw, what):
+    """Numbers only: no text, dates, complex numbers or None among them."""
+    kind = raw.dtype.kind
+    if kind in "biuf":
+        return
+    if kind == "O":
+        bad = [
+            v
+            for v in raw.ravel().tolist()
+            if not isinstance(v, Real | np.integer | np.floating)
+        ]
+        if not bad:
+            return
+        example = bad[0]
+        raise TypeError(
+            f"{what} must return numbers, one per candidate; got "
+            f"{type(example).__name__} {example!r}"
+            + (" (is a `return` missing in a branch?)." if example is None else ".")
+        )
+    raise TypeError(
+        f"{what} must return numbers, one per candidate; got {raw.dtype} values "
+        f"such as {raw.ravel()[:3].tolist()}."
+    )

@@ -20,6 +20,7 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_cscf._frames import check_frame
+from sklearn_cscf._schema import restore_numbers
 
 __all__ = ["replay"]
 
@@ -878,12 +879,8 @@ class _Context:
         else:  # integer columns of X stay integers where every value is whole
             for name, dtype in zip(self.names, self.X.dtypes):
                 column = features[name].to_numpy()
-                if (
-                    dtype.kind in "iu"
-                    and np.isfinite(column).all()
-                    and (column == np.round(column)).all()
-                ):
-                    features[name] = column.astype(dtype)
+                if column.dtype.kind == "f":
+                    features[name] = restore_numbers(column, dtype)
         return pd.concat([head, features.reset_index(drop=True)], axis=1)
 
 

@@ -4,8 +4,8 @@
   profile, the probability of the target class now, its cheapest plans step by
   step with their consequences), as a string.
 - :func:`show`: prints it.
-- :func:`read_explanations`: reads back a frame saved with ``to_csv``, with
-  its column types.
+- :func:`write_explanations` and :func:`read_explanations`: save a frame
+  (CSV or parquet) and read it back with its column and label types.
 """
 
 import textwrap
@@ -15,9 +15,10 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import COLUMNS, EXPLAIN, TEXT, check_frame
+from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame
+from sklearn_cscf._saving import read_frame, write_frame
 
-__all__ = ["describe", "read_explanations", "show"]
+__all__ = ["describe", "read_explanations", "show", "write_explanations"]
 
 # the columns of explain's frame that the text needs: not the typed numbers
 # (the values as text stand in) nor the target class (target_name does)
@@ -499,13 +500,9 @@ def _state_lookup(states, labels):
     return path
 
 
-# text columns of the frame; the whole numbers among the others
-_TEXT = ("action", "old_value", "new_value", "status", "message")
-_WHOLE = ("plan", "solution", "step", "length")
-
-
 def read_explanations(path, **kwargs):
-    """Read an explanations frame saved with ``to_csv(index=False)``.
+    """Read an explanations frame saved with :func:`write_explanations` or
+    ``to_csv(index=False)``.
 
     A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
     text values that look like numbers become numbers, ``"NA"`` becomes a
@@ -513,17 +510,22 @@ def read_explanations(path, **kwargs):
     the types of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`'s
     frame: text columns as ``string`` (only an empty field is missing),
     ``plan``, ``solution``, ``step`` and ``length`` as ``Int64``, the numbers as
-    ``float64``, and ``feature``, ``target_class`` and ``instance`` as whole
-    numbers where they only hold whole numbers (``instance`` as ``int64``),
-    text otherwise. (A parquet
-    file, ``to_parquet``, keeps every type by itself.)
+    ``float64``. The labels of ``instance``, ``feature`` and ``target_class``
+    get back the types :func:`write_explanations` recorded (so ``"007"``
+    stays text and ``"1"`` and ``1`` stay apart). In a file written by
+    ``to_csv`` alone, a label column is read as whole numbers where every
+    label is written as one (``"7"``, not ``"007"``; ``instance`` as
+    ``int64``), as text otherwise. A path ending in ``.parquet`` is read with
+    :func:`pandas.read_parquet` (a parquet file keeps every other type by
+    itself).
 
     Parameters
     ----------
     path : str, path-like or file-like
-        The CSV file.
+        The CSV (or parquet) file.
     **kwargs : dict
-        Passed on to :func:`pandas.read_csv` (e.g. ``sep``).
+        Passed on to :func:`pandas.read_csv` (e.g. ``sep``) or
+        :func:`pandas.read_parquet`.
 
     Returns
     -------
@@ -532,6 +534,7 @@ def read_explanations(path, **kwargs):
 
     See Also
     --------
+    write_explanations : Save a frame with the types of its labels.
     describe : The per-person text of a frame.
 
     Examples
@@ -546,26 +549,43 @@ def read_explanations(path, **kwargs):
     >>> str(back["step"].dtype)
     'Int64'
     """
-    frame = pd.read_csv(
-        path, dtype=TEXT, keep_default_na=False, na_values=[""], **kwargs
-    )
-    for name in frame.columns:
-        if name in _TEXT:
-            continue
-        if name in _WHOLE:
-            frame[name] = pd.to_numeric(frame[name]).astype("Int64")
-        elif name in ("feature", "target_class", "instance"):
-            frame[name] = _labels(frame[name], nullable=name != "instance")
-        else:
-            frame[name] = pd.to_numeric(frame[name]).astype(float)
-    return frame
+    return read_frame(path, **kwargs)
 
 
-def _labels(column, nullable=True):
-    """Whole numbers where every value is one, else the text."""
-    numbers = pd.to_numeric(column, errors="coerce")
-    if numbers.isna().equals(column.isna()) and (numbers.dropna() % 1 == 0).all():
-        if not nullable and not numbers.isna().any():
-            return numbers.astype("int64")
-        return numbers.astype("Int64")
-    return column
+def write_explanations(explanations, path, **kwargs):
+    """Save an explanations frame as CSV (or parquet) with its labels' types.
+
+    Writes ``explanations.to_csv(path, index=False)`` (``to_parquet`` for a
+    path ending in ``.parquet``) with one more column per label column
+    (``instance_type``, ``feature_type``, ``target_class_type``) naming the
+    type of each label, so that :func:`read_explanations` gives back
+    ``"007"`` as text and keeps ``"1"`` and ``1`` apart. Labels may be text,
+    whole or real numbers, booleans or timestamps; others are refused with a
+    ``TypeError``.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
+    path : str, path-like or file-like
+        Where to write.
+    **kwargs : dict
+        Passed on to :meth:`pandas.DataFrame.to_csv` or
+        :meth:`~pandas.DataFrame.to_parquet`.
+
+    See Also
+    --------
+    read_explanations : Read it back.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"instance": ["007", 7], "status": ["ok", "ok"]})
+    >>> buffer = io.StringIO()
+    >>> write_explanations(frame, buffer)
+    >>> _ = buffer.seek(0)
+    >>> read_explanations(buffer)["instance"].tolist()
+    ['007', 7]
+    """
+    write_frame(explanations, path, **kwargs)

@@ -520,6 +520,39 @@ def test_fixed_categorical_value_appends_unseen_category(schema):
     assert valid.all()
 
 
+@pytest.mark.parametrize(
+    "value, close",
+    [("Manager", "['manager']"), ("nurses", "['nurse']"), ("CLERK", "['clerk']")],
+)
+def test_a_fixed_category_that_looks_like_a_typo_is_an_error_at_fit(value, close):
+    frame = make_frame().assign(job=["manager", "clerk", "nurse", "clerk"])
+    with pytest.raises(ValueError) as caught:
+        CompiledAction(Action("promote", "job", values=value), FeatureSchema(frame))
+    message = str(caught.value)
+    assert f"{value!r} is not a category of feature 'job'" in message
+    assert f"close matches: {close}" in message
+    assert "pandas Categorical" in message  # how to introduce one on purpose
+
+
+def test_a_label_of_another_type_than_the_categories_is_an_error():
+    frame = pd.DataFrame({"grade": [1, 2, 3, 1], "x": [0.0, 1.0, 2.0, 3.0]})
+    frame["grade"] = frame["grade"].astype(object).map(str)  # "1", "2", "3"
+    with pytest.raises(
+        ValueError, match=r"1 is not a category.*close matches: \['1'\]"
+    ):
+        CompiledAction(Action("up", "grade", values=[1, 2]), FeatureSchema(frame))
+
+
+def test_a_category_declared_by_a_categorical_may_be_set_though_unseen():
+    frame = make_frame()
+    frame["job"] = pd.Categorical(
+        ["manager", "clerk", "nurse", "clerk"],
+        categories=["manager", "clerk", "nurse", "managers"],
+    )
+    schema = FeatureSchema(frame)
+    CompiledAction(Action("promote", "job", values="managers"), schema)
+
+
 def test_list_appends_unseen_categories_in_order(schema):
     j = schema.index["color"]
     before = list(schema.categories[j])

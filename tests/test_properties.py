@@ -1,10 +1,13 @@
 """Property tests (hypothesis): every reported sequence replays.
 
 Random mixed data (numeric and integer columns, plain and ordered or unordered
-pandas categorical columns, booleans, rows with NaN, rows outside the observed
-range), random action sets (every kind of value space: learned ones, ranges
-with and without a grid and a direction, ordered and unordered lists, fixed
-values; pre- and postconditions; chained effects), random feature graphs (tau
+pandas categorical columns, booleans, pandas nullable ``Int64``, ``Float64``,
+``boolean`` and ``string`` columns, rows with NaN or ``<NA>``, rows outside the
+observed range; row labels that are positions, numbers, text, zero-padded text
+or a mix of ``"1"`` and ``1``), random action sets (every kind of value space:
+learned ones, ranges with and without a grid and a direction, ordered and
+unordered lists, fixed values; pre- and postconditions; chained effects),
+random feature graphs (tau
 in [0, 1]) and a model (a logistic-regression pipeline with one-hot encoding,
 or duck-typed rules: with or without ``predict_proba``, three classes with
 text labels, two rules that must both accept), searched with tiny budgets; a
@@ -16,7 +19,8 @@ step respects its value space, direction and conditions; ``cost == effort *
 discount``; ``sequence_cost`` is the sum; no action repeats. Besides: efforts
 are non-negative numbers, sequences are distinct, numbered by cost and do not
 dominate one another (Eq. 3), the statuses cover every input row, and
-``already_target`` rows are exactly those the model already accepts.
+``already_target`` rows are exactly those the model already accepts, and the
+frame written by ``write_explanations`` reads back equal, labels included.
 
 Everything random is drawn as a plain, printable specification (dicts, tuples
 and small callable dataclasses), so a falsifying example prints as code-like
@@ -28,6 +32,7 @@ examples, CI), ``CSCF_PROPERTIES=long`` (10,000) or a number selects more:
     CSCF_PROPERTIES=ci python -m pytest -m properties
 """
 
+import io
 import os
 from dataclasses import dataclass
 
@@ -40,9 +45,17 @@ from sklearn.compose import ColumnTransformer
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer, replay
+from sklearn_cscf import (
+    Action,
+    FeatureGraph,
+    SequentialCounterfactualExplainer,
+    read_explanations,
+    replay,
+    write_explanations,
+)
+from sklearn_cscf._schema import plain_missing
 
 # ---------------------------------------------------------------------- #
 # profiles: a few examples by default, CSCF_PROPERTIES=ci|long for more
@@ -270,7 +283,7 @@ class Rule:
         for name, weight in self.weights.items():
             score += weight * np.nan_to_num(np.asarray(X[name], dtype=float))
         for (name, label), bonus in self.bonus.items():
-            score += bonus * (np.asarray(X[name], dtype=object) == label)
+            score += bonus * _holds(X[name], label)
         return score
 
     def predict_proba(self, X):
@@ -279,6 +292,14 @@ class Rule:
 
     def predict(self, X):
         return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+def _holds(values, label):
+    """Where ``values`` (labels; ``<NA>`` or NaN when missing) equal ``label``."""
+    return np.array(
+        [v is not pd.NA and v == label for v in np.asarray(values, dtype=object)],
+        dtype=bool,
+    )
 
 
 class RulePredictOnly(Rule):
@@ -386,7 +407,7 @@ class AllOf:
     def predict_proba(self, X):
         accepted = np.ones(len(X), dtype=bool)
         for name, label in self.targets.items():
-            accepted &= np.asarray(X[name], dtype=object) == label
+            accepted &= _holds(X[name], label)
         return np.column_stack([~accepted, accepted]).astype(float)
 
     def predict(self, X):
@@ -403,8 +424,13 @@ def logistic_pipeline(numeric, categorical):
         steps.append(
             ("categories", OneHotEncoder(handle_unknown="ignore"), categorical)
         )
-    # weak regularisation: a few rows still give a model of both classes
-    return make_pipeline(ColumnTransformer(steps), LogisticRegression(C=100.0))
+    # weak regularisation: a few rows still give a model of both classes;
+    # pandas' <NA> as NaN first, as the library's default model does
+    return make_pipeline(
+        FunctionTransformer(plain_missing, feature_names_out="one-to-one"),
+        ColumnTransformer(steps),
+        LogisticRegression(C=100.0),
+    )
 
 
 # ---------------------------------------------------------------------- #
@@ -423,8 +449,8 @@ def columns(draw):
     n_categorical = draw(st.integers(0 if n_numeric else 1, 2))
     spec = {}
     for j in range(n_numeric):
-        kind = draw(st.sampled_from(["float", "int"]))
-        value = small_floats if kind == "float" else st.integers(-10, 30)
+        kind = draw(st.sampled_from(["float", "int", "Int64", "Float64"]))
+        value = small_floats if kind in ("float", "Float64") else st.integers(-10, 30)
         nan = draw(st.booleans())
         rest = st.one_of(value, st.just(np.nan)) if nan else value
         # two known values, different but for an occasional constant column
@@ -438,8 +464,12 @@ def columns(draw):
         ]
         spec[f"x{j}"] = (kind, values, None)
     for j in range(n_categorical):
-        kind = draw(st.sampled_from(["str", "object", "ordered", "unordered", "bool"]))
-        if kind == "bool":
+        kind = draw(
+            st.sampled_from(
+                ["str", "object", "ordered", "unordered", "bool", "boolean", "string"]
+            )
+        )
+        if kind in ("bool", "boolean"):
             categories = [False, True]
         else:
             categories = draw(st.permutations(CATEGORIES))[: draw(st.integers(2, 4))]
@@ -465,6 +495,10 @@ def make_frame(spec):
         elif kind == "int":
             array = np.array(values, dtype=float)
             data[name] = array if np.isnan(array).any() else array.astype(np.int64)
+        elif kind in ("Int64", "Float64", "boolean", "string"):  # <NA> if missing
+            data[name] = pd.array(
+                [None if v is np.nan else v for v in values], dtype=kind
+            )
         elif kind in ("ordered", "unordered"):
             data[name] = pd.Categorical(
                 values, categories=categories, ordered=kind == "ordered"
@@ -492,7 +526,11 @@ def fresh_values(spec, name):
     number perhaps outside the observed range, any known category, or NaN."""
     kind, values, categories = spec[name]
     if categories is None:
-        value = st.floats(-60.0, 60.0) if kind == "float" else st.integers(-30, 60)
+        value = (
+            st.floats(-60.0, 60.0)
+            if kind in ("float", "Float64")
+            else st.integers(-30, 60)
+        )
     elif kind in ("ordered", "unordered"):
         value = st.sampled_from(categories)  # unobserved ones are known too
     else:
@@ -526,7 +564,7 @@ def value_spaces(draw, spec, name):
     space = draw(st.sampled_from(["learned", "list", "fixed"]))
     if space == "learned":  # a direction needs ordered categories
         return None, draw(directions) if kind == "ordered" else "any", None
-    pool = [*categories, NEW] if kind != "bool" else list(categories)
+    pool = [*categories, NEW] if kind not in ("bool", "boolean") else list(categories)
     if space == "list":
         chosen = draw(st.permutations(pool))[: draw(st.integers(1, len(pool)))]
         return chosen, draw(directions), None
@@ -780,8 +818,9 @@ def problems(draw):
             target["min_target_proba"] = draw(st.floats(0.55, 0.95))
     return {
         "columns": spec,
-        # the labels of the rows: positions, other numbers or text
-        "index": draw(st.sampled_from(["range", "numbers", "text"])),
+        # the labels of the rows: positions, other numbers, text, zero-padded
+        # text ("007") or a mix of numbers and their text (1 and "1")
+        "index": draw(st.sampled_from(["range", "numbers", "text", "padded", "mixed"])),
         "actions": actions,
         "edges": graph,
         "model": model,
@@ -809,6 +848,13 @@ def build(problem):
         X.index = 100 + np.arange(len(X))[::-1]
     elif problem["index"] == "text":
         X.index = [f"row{i}" for i in range(len(X))]
+    elif problem["index"] == "padded":
+        X.index = [f"{i:03d}" for i in range(len(X))]
+    elif problem["index"] == "mixed":
+        X.index = pd.Index(
+            [i // 2 if i % 2 == 0 else str(i // 2) for i in range(len(X))],
+            dtype=object,
+        )
     model = problem["model"]
     if model["kind"] != "all":
         score = Rule(model["weights"], model["bonus"], 0.0).score(X)
@@ -851,11 +897,15 @@ def build(problem):
     ).fit(X)
     rows = X.iloc[problem["rows"]]
     if problem["extra"] is not None:
-        label = {"range": len(X), "numbers": 999, "text": "new"}[problem["index"]]
+        label = {"range": len(X), "numbers": 999}.get(problem["index"], "new")
         extra = pd.DataFrame({n: [v] for n, v in problem["extra"].items()})
         for name, dtype in X.dtypes.items():
             if isinstance(dtype, pd.CategoricalDtype):
                 extra[name] = pd.Categorical(extra[name], dtype=dtype)
+            elif getattr(dtype, "na_value", None) is pd.NA:  # nullable: <NA>
+                extra[name] = pd.array(
+                    [None if pd.isna(v) else v for v in extra[name]], dtype=dtype
+                )
         rows = pd.concat([rows, extra.set_axis([label])])
     return explainer, rows
 
@@ -943,3 +993,15 @@ def test_every_reported_sequence_replays(problem):
     start = replayed[replayed["step"] == 0].groupby("instance")["accepted"].first()
     already = status.first() == "already_target"
     assert start.reindex(already.index).tolist() == already.tolist()
+
+    # the frame survives a file, labels included ("007", "1" beside 1)
+    buffer = io.StringIO()
+    write_explanations(explanations, buffer)
+    buffer.seek(0)
+    back = read_explanations(buffer)
+    assert back["instance"].tolist() == explanations["instance"].tolist()
+    assert [type(v) for v in back["instance"]] == [
+        type(v.item() if isinstance(v, np.generic) else v)
+        for v in explanations["instance"]
+    ]
+    pd.testing.assert_frame_equal(back, explanations, check_dtype=False)

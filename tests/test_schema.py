@@ -119,3 +119,59 @@ def test_decoded_values_of_whole_number_columns_are_integers(mixed):
     assert isinstance(schema.decode_value(count, 41.0), int)
     assert schema.decode_value(count, 41.5) == 41.5
     assert isinstance(schema.decode_value(amount, 2.0), float)
+
+
+# ---------------------------------------------------------------------- #
+# pandas nullable dtypes (issue 16)
+# ---------------------------------------------------------------------- #
+def nullable_frame(n, missing, seed=0):
+    """Int64, Float64, boolean and string columns; ``missing`` puts <NA> in
+    two rows of each."""
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": pd.array(rng.integers(18, 70, n), dtype="Int64"),
+            "income": pd.array(rng.uniform(0, 100, n), dtype="Float64"),
+            "owner": pd.array(rng.random(n) < 0.5, dtype="boolean"),
+            "job": pd.array(rng.choice(["clerk", "cook", "nurse"], n), dtype="string"),
+        }
+    )
+    if missing:
+        for column in X.columns:
+            X.loc[[3, 7], column] = pd.NA
+    return X
+
+
+@pytest.mark.parametrize("missing", [False, True], ids=["full", "with <NA>"])
+def test_nullable_dtypes_work_in_fit_explain_states_transform_and_replay(missing):
+    from sklearn_cscf import SequentialCounterfactualExplainer, replay
+
+    X = nullable_frame(300, missing)
+    y = (X["income"].astype(float).fillna(0) > 50).astype(int)
+    explainer = SequentialCounterfactualExplainer(
+        population_size=30, n_generations=5, random_state=0
+    ).fit(X, y)
+    rows = X.iloc[:12][explainer.estimator_.predict(X.iloc[:12]) == 0]
+    frame, states = explainer.explain(rows, return_states=True)
+    assert set(frame["status"]) <= {"ok", "no_counterfactual"}
+    assert (frame["status"] == "ok").any()
+    for name in X.columns:
+        assert states[name].dtype == X[name].dtype, name
+    transformed = explainer.transform(rows)
+    assert transformed.dtypes.tolist() == X.dtypes.tolist()
+    pd.testing.assert_index_equal(transformed.index, rows.index)
+    # the states of step 0 are the rows themselves, <NA> included
+    first = states[states["step"] == 0].drop_duplicates("instance")
+    start = rows.loc[first["instance"].tolist()].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first[list(X.columns)].reset_index(drop=True), start)
+    checked = replay(explainer, rows, frame, states)
+    assert checked["passed"].all(), checked.loc[~checked["passed"], "problems"]
+
+
+def test_to_frame_gives_nullable_columns_back_their_dtype():
+    X = nullable_frame(10, missing=True)
+    schema = FeatureSchema(X)
+    encoded = schema.encode(X)
+    pd.testing.assert_frame_equal(schema.to_frame(encoded), X)
+    encoded[0, 0] = 30.5  # a fraction in an Int64 column reads as Float64
+    assert schema.to_frame(encoded)["age"].dtype == "Float64"

@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
@@ -524,100 +523,3 @@ def test_graph_tau_raising_is_named(line_data):
     assert frame["message"].tolist() == [
         "tau of edge 'debt' -> 'income' raised ArithmeticError: bad tau"
     ]
-
-
-# ---------------------------------------------------------------------- #
-# long batches lose nothing: checkpoints
-# ---------------------------------------------------------------------- #
-class Interruptible:
-    """Counts predict_proba calls; after ``budget`` calls (a class attribute,
-    so not part of what is pickled) it raises KeyboardInterrupt."""
-
-    classes_ = np.array([0, 1])
-    budget = None
-    calls = 0
-
-    def __init__(self, model):
-        self.model = model
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-    def predict_proba(self, X):
-        cls = type(self)
-        cls.calls += 1
-        if cls.budget is not None and cls.calls > cls.budget:
-            raise KeyboardInterrupt
-        return self.model.predict_proba(X)
-
-    def predict(self, X):
-        return self.predict_proba(X).argmax(axis=1)
-
-
-@pytest.fixture
-def interruptible(line_data):
-    X, y = line_data
-    inner = LogisticRegression().fit(X, y)
-    explainer = SequentialCounterfactualExplainer(
-        Interruptible(inner), actions=line_actions(), batch_size=2, n_jobs=1, **SMALL
-    ).fit(X)
-    rows = X[inner.predict(X) == 0].iloc[:6]
-    yield explainer, rows
-    Interruptible.budget, Interruptible.calls = None, 0
-
-
-def test_an_interrupted_run_resumes_where_it_stopped(interruptible, tmp_path):
-    explainer, rows = interruptible
-    Interruptible.calls = 0
-    whole = explainer.explain(rows)
-    full_calls = Interruptible.calls
-
-    Interruptible.calls, Interruptible.budget = 0, full_calls // 2
-    with pytest.raises(KeyboardInterrupt):
-        explainer.explain(rows, checkpoint=tmp_path / "run")
-    saved = list((tmp_path / "run").glob("piece-*.pkl"))
-    assert 1 <= len(saved) < 3  # three blocks of two rows; some were done
-
-    Interruptible.calls, Interruptible.budget = 0, None
-    resumed = explainer.explain(rows, checkpoint=tmp_path / "run")
-    pd.testing.assert_frame_equal(resumed, whole, check_exact=True)
-    assert Interruptible.calls < full_calls  # the saved rows were not searched
-    # a third run finds every row done: only the model's decisions now are
-    # asked (predict_proba, and predict, which calls it once more here)
-    Interruptible.calls = 0
-    again = explainer.explain(rows, checkpoint=tmp_path / "run")
-    pd.testing.assert_frame_equal(again, whole, check_exact=True)
-    assert Interruptible.calls == 2
-
-
-def test_a_checkpoint_of_another_run_is_refused(interruptible, tmp_path):
-    explainer, rows = interruptible
-    explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
-    with pytest.raises(ValueError, match="results of another run"):
-        explainer.explain(rows.iloc[:3], checkpoint=tmp_path / "run")
-    # what is written out must be the same too
-    with pytest.raises(ValueError, match="return_states"):
-        explainer.explain(
-            rows.iloc[:2], checkpoint=tmp_path / "run", return_states=True
-        )
-    for change in ({"max_plans": 1}, {"all_orders": True}, {"random_state": 1}):
-        changed = clone(explainer).set_params(**change)
-        params = explainer.get_params(deep=False)
-        changed.__dict__.update(  # fitted as before: only the change differs
-            {k: v for k, v in vars(explainer).items() if k not in params}
-        )
-        with pytest.raises(ValueError, match="results of another run"):
-            changed.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
-    (tmp_path / "file").write_text("x")
-    with pytest.raises(ValueError, match="not a directory"):
-        explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "file")
-
-
-def test_a_resumed_run_without_a_seed_repeats_itself(interruptible, tmp_path):
-    explainer, rows = interruptible
-    explainer.set_params(random_state=None)
-    first = explainer.explain(rows.iloc[:4], checkpoint=tmp_path / "run")
-    for piece in sorted((tmp_path / "run").glob("piece-*.pkl"))[1:]:
-        piece.unlink()  # as if interrupted after the first block
-    resumed = explainer.explain(rows.iloc[:4], checkpoint=tmp_path / "run")
-    pd.testing.assert_frame_equal(resumed, first, check_exact=True)

@@ -67,6 +67,7 @@ PROJECTS = {
             ("ValueError", "py:exception", "library/exceptions.html#$"),
             ("collections.abc.Mapping", "py:class", "library/collections.abc.html#$"),
             ("argparse", "py:module", "library/argparse.html#module-$"),
+            ("difflib", "py:module", "library/difflib.html#module-$"),
             ("iterable", "std:term", "glossary.html#term-iterable"),
             ("mapping", "std:term", "glossary.html#term-mapping"),
             ("sequence", "std:term", "glossary.html#term-sequence"),
@@ -128,11 +129,14 @@ PROJECTS = {
                 "reference/api/{}.html",
             ),
             *_api(
-                "pandas", ["concat", "read_csv"], "py:function", "reference/api/{}.html"
+                "pandas",
+                ["concat", "read_csv", "read_parquet"],
+                "py:function",
+                "reference/api/{}.html",
             ),
             *_api(
                 "pandas.DataFrame",
-                ["groupby", "query", "to_csv"],
+                ["groupby", "query", "to_csv", "to_parquet"],
                 "py:method",
                 "reference/api/{}.html",
             ),
