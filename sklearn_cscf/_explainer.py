@@ -1,6 +1,7 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
 import copy
+import functools
 import hashlib
 import warnings
 from numbers import Integral, Real
@@ -26,6 +27,7 @@ from sklearn_cscf._batches import (
     fingerprint,
     make_piece,
 )
+from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
 from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
@@ -54,6 +56,24 @@ DECISION_PROBE = 2000
 PLAUSIBILITY_ROWS = 1000
 # neighbours averaged by plausibility=True
 PLAUSIBILITY_NEIGHBORS = 5
+
+
+def _unfitted_on_failure(fit):
+    """``fit`` that leaves the explainer unfitted when it fails: every
+    attribute it set (``estimator_``, ``classes_``, ...) is removed, so that
+    the next call raises ``NotFittedError``, not a half-fitted state's error."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            params = self.get_params(deep=False)
+            for name in [n for n in vars(self) if n not in params]:
+                delattr(self, name)
+            raise
+
+    return wrapper
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -310,6 +330,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ #
     @_fit_context(prefer_skip_nested_validation=False)
+    @_unfitted_on_failure
     def fit(self, X, y=None):
         """Learn the features and resolve the actions (and fit the model).
 
@@ -326,12 +347,15 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self : SequentialCounterfactualExplainer
             The fitted explainer.
         """
-        X = _as_2d(X)
+        given, X = X, _as_2d(to_pandas(X))
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
         schema = FeatureSchema(X)
-        self.estimator_ = self._fit_estimator(X, y, schema)
+        # the model is handed the kind of frame it is fitted on (polars: polars)
+        schema.model_frame = frame_library(given)
+        polars = schema.model_frame == "polars"
+        self.estimator_ = self._fit_estimator(given if polars else X, y, schema)
         classes = getattr(self.estimator_, "classes_", None)
         if self.target_range is not None:
             if classes is not None:
@@ -619,7 +643,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Returns ``(X, frame, states, details, finals, schema)``.
         """
         check_is_fitted(self)
-        X = _as_2d(X)
+        X = _as_2d(to_pandas(X))
         _check_like_fit(X, self._schema)
         validate_data(self, X, skip_check_array=True, reset=False)
         schema, actions, graph = self._compiled_for(X)
