@@ -125,7 +125,9 @@ def test_frame_kinds():
     converted = to_pandas(ordered)["level"]
     assert converted.cat.ordered
     assert converted.cat.categories.tolist() == ["lo", "hi"]
-    unordered = to_pandas(pl.DataFrame({"c": pl.Series(["b", "a"]).cast(pl.Categorical)}))
+    unordered = to_pandas(
+        pl.DataFrame({"c": pl.Series(["b", "a"]).cast(pl.Categorical)})
+    )
     assert unordered["c"].cat.categories.tolist() == ["a", "b"]
 
 
