@@ -30,6 +30,7 @@ from sklearn_cscf._batches import (
 from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
+from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf._model import Answers, ClassTarget, ModelAdapter, RangeTarget
 from sklearn_cscf._objectives import Plausibility, default_objectives
 from sklearn_cscf._result import (
@@ -389,7 +390,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 "regressor, use target_margin."
             )
         immutable = self._immutable_features(schema)
-        actions = self._resolve_actions(schema, immutable)
+        actions = self._resolve_actions(X, immutable)
         self._compiled_actions = [CompiledAction(a, schema) for a in actions]
         for action in self._compiled_actions:
             for k in action.affects:
@@ -546,16 +547,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             schema.column(name, what="immutable_features:")
         return set(immutable)
 
-    def _resolve_actions(self, schema, immutable):
+    def _resolve_actions(self, X, immutable):
         if self.actions is None:
-            actions = [
-                Action(f"set_{name}", name)
-                for name in schema.names
-                if name not in immutable
-            ]
-            if not actions:
+            # make_actions' defaults: costs per interquartile range, per change
+            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+            if all(name in immutable for name in frame.columns):
                 raise ValueError("Every feature is immutable: there is nothing to do.")
-            return actions
+            return make_actions(frame, immutable=list(immutable))
         actions = list(self.actions)
         if not actions:
             raise ValueError("actions is empty; give at least one Action.")
