@@ -1006,6 +1006,8 @@ def _warn_about_errors(details):
     failed = details[details["status"] == STATUS_ERROR]
     if len(failed):
         label, message = failed["instance"].iloc[0], failed["message"].iloc[0]
+        if isinstance(label, np.generic):  # 286, not np.int64(286)
+            label = label.item()
         warnings.warn(
             f"{len(failed)} of {len(details)} rows could not be explained and "
             "have the status 'error' (see the 'message' column; errors='raise' "
