@@ -820,13 +820,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (the row's index label), ``plan`` (shared by the sequences using
             the same set of actions in another order; 0, 1, ... in order of
             their cheapest sequence), ``solution`` (0, 1, ... by ascending
-            ``sequence_cost``), ``step`` (1..``length``), ``action``,
+            ``sequence_cost``), ``step`` (1 to ``length``), ``action``,
             ``feature``, ``old_value`` and ``new_value`` (the feature before
             and after the step, as text), ``old_number`` and ``new_number``
             (the same as numbers; NaN for categorical features), ``effort``
             (b), ``discount`` (g), ``cost`` (b * g), ``target_proba``
             (probability of the target class after the step; NaN for a model
-            without ``predict_proba``), ``sequence_cost``,
+            without ``predict_proba``),
             ``prediction`` (a regressor's output after the step; NaN for a
             classifier), ``plausibility`` (only with ``plausibility``),
             ``sequence_cost``, ``sequence_effort``, ``gower_distance``,

@@ -8,6 +8,7 @@
   its column types.
 """
 
+import os
 import textwrap
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -523,7 +524,8 @@ _WHOLE = ("plan", "solution", "step", "length")
 
 
 def read_explanations(path, **kwargs):
-    """Read an explanations frame saved with ``to_csv(index=False)``.
+    """Read an explanations frame saved with ``to_csv(index=False)`` or
+    ``to_parquet``.
 
     A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
     text values that look like numbers become numbers, ``"NA"`` becomes a
@@ -533,15 +535,18 @@ def read_explanations(path, **kwargs):
     ``plan``, ``solution``, ``step`` and ``length`` as ``Int64``, the numbers as
     ``float64``, and ``feature``, ``target_class`` and ``instance`` as whole
     numbers where they only hold whole numbers (``instance`` as ``int64``),
-    text otherwise. (A parquet
-    file, ``to_parquet``, keeps every type by itself.)
+    text otherwise. A parquet file (a path ending in ``.parquet``) keeps
+    every type by itself; its text columns are read back with the storage of
+    ``explain``'s frame (``pandas.read_parquet`` alone gives
+    pyarrow-backed text), so the frame read back equals the one saved.
 
     Parameters
     ----------
     path : str, path-like or file-like
-        The CSV file.
+        The CSV file, or a parquet file (a path ending in ``.parquet``).
     **kwargs : dict
-        Passed on to :func:`pandas.read_csv` (e.g. ``sep``).
+        Passed on to :func:`pandas.read_csv` (e.g. ``sep``), or to
+        ``pandas.read_parquet``.
 
     Returns
     -------
@@ -564,6 +569,12 @@ def read_explanations(path, **kwargs):
     >>> str(back["step"].dtype)
     'Int64'
     """
+    if isinstance(path, str | os.PathLike) and str(path).endswith(".parquet"):
+        frame = pd.read_parquet(path, **kwargs)
+        for name in frame.columns:
+            if isinstance(frame[name].dtype, pd.StringDtype):
+                frame[name] = frame[name].astype(TEXT)
+        return frame
     frame = pd.read_csv(
         path, dtype=TEXT, keep_default_na=False, na_values=[""], **kwargs
     )
