@@ -394,7 +394,8 @@ def _close(value, candidates):
 
 
 def _did_you_mean(value, candidates):
-    close = _close(value, candidates)
+    same = [c for c in candidates if str(c).casefold() == str(value).casefold()]
+    close = [str(c) for c in same] or _close(value, candidates)
     if not close:
         return "."
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -178,6 +178,8 @@ def test_typos_name_the_value_and_the_close_matches(people):
     message = str(info.value)
     assert "'mastr' is not a value of 'education'" in message
     assert "did you mean 'master'?" in message
+    with pytest.raises(ValueError, match=r"did you mean 'master'\? Its values"):
+        make_actions(people, permitted_range={"education": ["MASTER"]})
     with pytest.raises(ValueError, match=r"did you mean 'high-school'\?"):
         make_actions(people, orders={"education": ["none", "highschool", "master"]})
     with pytest.raises(ValueError, match=r"'credit' is not a column of X; did you"):

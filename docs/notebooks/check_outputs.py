@@ -97,9 +97,7 @@ def clean(notebook):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--refresh", action="store_true", help="store the new outputs"
-    )
+    parser.add_argument("--refresh", action="store_true", help="store the new outputs")
     parser.add_argument(
         "notebooks", nargs="*", type=Path, help="default: every notebook here"
     )
