@@ -16,6 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._frames import COLUMNS, EXPLAIN, TEXT, check_frame
 
 __all__ = ["describe", "read_explanations", "show"]
@@ -158,6 +159,7 @@ def describe(
     )
     labels, rows_of = _select(frame, instance)
     max_plans = _check_max_plans(max_plans)
+    X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
     probas = _initial_probas(initial_proba, X, labels)
     path = None if states is None else _state_lookup(states, labels)

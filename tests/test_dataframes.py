@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sklearn_cscf import Action, SequentialCounterfactualExplainer, replay
+from sklearn_cscf import Action, SequentialCounterfactualExplainer, describe, replay
 from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf.datasets import make_credit_applicants
 
@@ -73,6 +73,9 @@ def test_polars_gives_the_plans_of_pandas(credit):
     )
     checked = replay(by_polars, rejected_pl, got, got_states)
     assert checked["passed"].all()
+    assert describe(got, got_states, X=rejected_pl) == describe(
+        expected, expected_states, X=rejected
+    )
     assert by_polars.feature_names_in_.tolist() == list(X.columns)
 
 
