@@ -189,6 +189,11 @@ def make_actions(
         feature both to vary and immutable, a direction for an unordered
         category, a bad range or a cost that is not a positive number.
 
+    See Also
+    --------
+    Action : One action, written by hand.
+    SequentialCounterfactualExplainer : Takes the actions as ``actions=``.
+
     Notes
     -----
     Default costs are scale-aware: moving a numeric feature by its

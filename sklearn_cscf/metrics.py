@@ -249,8 +249,8 @@ def seconds_per_row(explanations, details=None):
     explanations : DataFrame
         The frame returned by
         :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, as
-        every metric takes. (The details alone, ``seconds_per_row(details)``,
-        the form of version 0.1, still work.)
+        every metric takes. The details alone, ``seconds_per_row(details)``
+        (the form of version 0.1), still work.
     details : DataFrame, default=None
         The details that ``explain(X, return_details=True)`` returns as its
         last item, one row per row of ``X``: the time is theirs.

@@ -526,8 +526,9 @@ _WHOLE = ("plan", "solution", "step", "length")
 
 
 def read_explanations(path, **kwargs):
-    """Read an explanations frame saved with ``to_csv(index=False)`` or
-    ``to_parquet``.
+    """Read an explanations frame saved as CSV or parquet, with its types.
+
+    The frame was saved with ``to_csv(index=False)`` or ``to_parquet``.
 
     A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
     text values that look like numbers become numbers, ``"NA"`` becomes a
