@@ -10,7 +10,13 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sklearn_cscf import Action, SequentialCounterfactualExplainer, describe, replay
+from sklearn_cscf import (
+    Action,
+    SequentialCounterfactualExplainer,
+    choose_plan,
+    describe,
+    replay,
+)
 from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf.datasets import make_credit_applicants
 
@@ -114,6 +120,10 @@ def test_polars_errors_name_polars(credit):
         explainer.explain(wrong.head(2))
     assert "not a DataFrame" not in str(info.value)
     assert "ndarray" not in str(info.value)
+    # the frames explain returns are pandas; a polars one is named as such
+    explanations = explainer.explain(pl.from_pandas(X).head(2))
+    with pytest.raises(TypeError, match=r"polars DataFrame; pass the pandas"):
+        choose_plan(pl.from_pandas(explanations))
 
 
 def test_frame_kinds():
