@@ -2,8 +2,8 @@
 
 One :class:`~sklearn_cscf.Action` per feature that may change, with a value
 space, a direction and a cost that reads in the feature's own units. The
-costs are small callable objects (:class:`PerUnitCost`, :class:`PerLevelCost`,
-:class:`ChangeCost`) that pickle by reference and say what they charge.
+costs are small callable objects (``PerUnitCost``, ``PerLevelCost``,
+``ChangeCost``) that pickle by reference and say what they charge.
 """
 
 import difflib
@@ -78,8 +78,10 @@ class ChangeCost:
         self.cost = float(cost)
 
     def __call__(self, before, after):
-        old = np.asarray(before[self.feature], dtype=object)
-        new = np.asarray(after[self.feature], dtype=object)
+        # str labels arrive as a str array: compared as they are (fast)
+        old, new = np.asarray(before[self.feature]), np.asarray(after[self.feature])
+        if old.dtype.kind != "U" or new.dtype.kind != "U":
+            old, new = old.astype(object), new.astype(object)
         return np.where(old != new, self.cost, 0.0)
 
     def __repr__(self):
@@ -178,8 +180,8 @@ def make_actions(
     actions : list of Action
         In the order of the columns of ``X``: ``set_<feature>``, or
         ``increase_<feature>`` / ``decrease_<feature>`` when the direction is
-        given. Each ``cost`` is a :class:`PerUnitCost`, :class:`PerLevelCost`
-        or :class:`ChangeCost` object (or the callable given).
+        given. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
+        or ``ChangeCost`` object (or the callable given).
 
     Raises
     ------
