@@ -8,6 +8,9 @@ The public surface:
 
 - :class:`SequentialCounterfactualExplainer`: the estimator.
 - :class:`Action`: an action, its value space, cost, consequences, constraints.
+- :func:`make_actions`: one action per feature from a few DiCE-style
+  declarations (features to vary, permitted ranges, directions, per-unit
+  costs, orders of categories), with scale-aware default costs.
 - :class:`FeatureGraph`: feature relationships giving consequential discounts.
 - :mod:`sklearn_cscf.datasets`: the UCI Adult and German Credit data with the
   paper's actions and graph, and a synthetic problem.
@@ -27,6 +30,7 @@ The public surface:
 
 from sklearn_cscf import datasets, metrics, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
+from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
 from sklearn_cscf.replay import replay
@@ -48,6 +52,7 @@ __all__ = [
     "choose_plan",
     "datasets",
     "describe",
+    "make_actions",
     "metrics",
     "plotting",
     "read_explanations",

@@ -1,6 +1,7 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
 import copy
+import functools
 import hashlib
 import warnings
 from numbers import Integral, Real
@@ -21,8 +22,10 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._batches import Output, assemble, make_piece
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
+from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._frames import TEXT
+from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf._model import (
     REPEAT_ROWS,
     Answers,
@@ -62,6 +65,24 @@ DECISION_PROBE = 2000
 PLAUSIBILITY_ROWS = 1000
 # neighbours averaged by plausibility=True
 PLAUSIBILITY_NEIGHBORS = 5
+
+
+def _unfitted_on_failure(fit):
+    """``fit`` that leaves the explainer unfitted when it fails: every
+    attribute it set (``estimator_``, ``classes_``, ...) is removed, so that
+    the next call raises ``NotFittedError``, not a half-fitted state's error."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            params = self.get_params(deep=False)
+            for name in [n for n in vars(self) if n not in params]:
+                delattr(self, name)
+            raise
+
+    return wrapper
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -340,6 +361,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ #
     @_fit_context(prefer_skip_nested_validation=False)
+    @_unfitted_on_failure
     def fit(self, X, y=None):
         """Learn the features and resolve the actions (and fit the model).
 
@@ -356,7 +378,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self : SequentialCounterfactualExplainer
             The fitted explainer.
         """
-        X = _as_2d(X)
+        given, X = X, _as_2d(to_pandas(X))
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
@@ -366,7 +388,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 "required: X has no columns, so there is no feature to act on."
             )
         schema = FeatureSchema(X)
-        self.estimator_ = self._fit_estimator(X, y, schema)
+        # the model is handed the kind of frame it is fitted on (polars: polars)
+        schema.model_frame = frame_library(given)
+        polars = schema.model_frame == "polars"
+        self.estimator_ = self._fit_estimator(given if polars else X, y, schema)
         classes = getattr(self.estimator_, "classes_", None)
         if self.target_range is not None:
             if classes is not None:
@@ -404,7 +429,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 "regressor, use target_margin."
             )
         immutable = self._immutable_features(schema)
-        actions = self._resolve_actions(schema, immutable)
+        actions = self._resolve_actions(X, immutable)
         self._compiled_actions = [CompiledAction(a, schema) for a in actions]
         for action in self._compiled_actions:
             for k in action.affects:
@@ -565,16 +590,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             schema.column(name, what="immutable_features:")
         return set(immutable)
 
-    def _resolve_actions(self, schema, immutable):
+    def _resolve_actions(self, X, immutable):
         if self.actions is None:
-            actions = [
-                Action(f"set_{name}", name)
-                for name in schema.names
-                if name not in immutable
-            ]
-            if not actions:
+            # make_actions' defaults: costs per interquartile range, per change
+            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
+            if all(name in immutable for name in frame.columns):
                 raise ValueError("Every feature is immutable: there is nothing to do.")
-            return actions
+            return make_actions(frame, immutable=list(immutable))
         actions = list(self.actions)
         if not actions:
             raise ValueError("actions is empty; give at least one Action.")
@@ -663,7 +685,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Returns ``(X, frame, states, details, finals, schema)``.
         """
         check_is_fitted(self)
-        X = _as_2d(X)
+        X = _as_2d(to_pandas(X))
         _check_like_fit(X, self._schema)
         validate_data(self, X, skip_check_array=True, reset=False)
         schema, actions, graph = self._compiled_for(X)
@@ -851,13 +873,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (the row's index label), ``plan`` (shared by the sequences using
             the same set of actions in another order; 0, 1, ... in order of
             their cheapest sequence), ``solution`` (0, 1, ... by ascending
-            ``sequence_cost``), ``step`` (1..``length``), ``action``,
+            ``sequence_cost``), ``step`` (1 to ``length``), ``action``,
             ``feature``, ``old_value`` and ``new_value`` (the feature before
             and after the step, as text), ``old_number`` and ``new_number``
             (the same as numbers; NaN for categorical features), ``effort``
             (b), ``discount`` (g), ``cost`` (b * g), ``target_proba``
             (probability of the target class after the step; NaN for a model
-            without ``predict_proba``), ``sequence_cost``,
+            without ``predict_proba``),
             ``prediction`` (a regressor's output after the step; NaN for a
             classifier), ``plausibility`` (only with ``plausibility``),
             ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
@@ -1049,6 +1071,8 @@ def _warn_about_errors(details):
     failed = details[details["status"] == STATUS_ERROR]
     if len(failed):
         label, message = failed["instance"].iloc[0], failed["message"].iloc[0]
+        if isinstance(label, np.generic):  # 286, not np.int64(286)
+            label = label.item()
         warnings.warn(
             f"{len(failed)} of {len(details)} rows could not be explained and "
             "have the status 'error' (see the 'message' column; errors='raise' "

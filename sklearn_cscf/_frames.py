@@ -5,6 +5,7 @@ from dataclasses import asdict, fields
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._dataframes import frame_library
 from sklearn_cscf._result import STATUS_OK, Diagnostics, plan_ids
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
@@ -43,6 +44,11 @@ def check_frame(
             f"{name} is a tuple; unpack what explain(X, {unpack}=True) returns: "
             f"explanations, {other} = explainer.explain(X, {unpack}=True)"
             + (f", then {then}." if then else ".")
+        )
+    if frame_library(frame) == "polars":
+        raise TypeError(
+            f"{name} is a polars DataFrame; pass the pandas DataFrame returned "
+            f"by {returned_by} (e.g. {name}.to_pandas())."
         )
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(

@@ -92,7 +92,15 @@ def read_frame(path, **kwargs):
     if _is_parquet(path):
         frame = pd.read_parquet(path, **kwargs)
         if not any(name + TYPE_SUFFIX in frame.columns for name in LABEL_COLUMNS):
-            return frame  # parquet kept the types itself
+            # parquet kept the types itself; text as explain gives it
+            # (pandas.read_parquet gives pyarrow-backed strings)
+            return frame.astype(
+                {
+                    name: TEXT
+                    for name in frame.columns
+                    if isinstance(frame[name].dtype, pd.StringDtype)
+                }
+            )
         # text as explain gives it (parquet reads pyarrow-backed strings)
         frame = frame.astype(
             {

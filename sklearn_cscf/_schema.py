@@ -14,6 +14,8 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._dataframes import to_model_frame
+
 
 def _is_numeric_column(values):
     """Whether a column (numpy or pandas) holds numbers (bool is categorical)."""
@@ -343,7 +345,9 @@ class FeatureSchema:
         data = {
             name: self._raw_column(j, states[:, j]) for j, name in enumerate(self.names)
         }
-        return pd.DataFrame(data, copy=False)
+        # the kind of frame the explainer was fitted on (polars: converted)
+        library = getattr(self, "model_frame", None)
+        return to_model_frame(pd.DataFrame(data, copy=False), library)
 
     def _raw_column(self, j, column):
         """Feature ``j`` as raw values, categories in the dtype seen in ``fit``."""

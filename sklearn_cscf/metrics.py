@@ -238,14 +238,22 @@ def diversity(explanations, *, measure="plans"):
     return float(values.mean()) if len(values) else 0.0
 
 
-def seconds_per_row(details):
+def seconds_per_row(explanations, details=None):
     """Search time per row needing recourse.
+
+    Takes the two frames of one ``explain(X, return_details=True)`` call,
+    as :func:`combined_score` does.
 
     Parameters
     ----------
-    details : DataFrame
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, as
+        every metric takes. The details alone, ``seconds_per_row(details)``
+        (the form of version 0.1), still work.
+    details : DataFrame, default=None
         The details that ``explain(X, return_details=True)`` returns as its
-        last item, one row per row of ``X``.
+        last item, one row per row of ``X``: the time is theirs.
 
     Returns
     -------
@@ -263,13 +271,32 @@ def seconds_per_row(details):
     --------
     >>> import pandas as pd
     >>> from sklearn_cscf.metrics import seconds_per_row
+    >>> explanations = pd.DataFrame({
+    ...     "instance": [0, 1, 2],
+    ...     "status": ["ok", "no_counterfactual", "already_target"],
+    ... })
     >>> details = pd.DataFrame({
+    ...     "instance": [0, 1, 2],
     ...     "status": ["ok", "no_counterfactual", "already_target"],
     ...     "total_seconds": [0.25, 0.75, 0.0],
     ... })
-    >>> seconds_per_row(details)
+    >>> seconds_per_row(explanations, details)
     0.5
     """
+    if details is None:
+        if (
+            isinstance(explanations, pd.DataFrame)
+            and "total_seconds" not in explanations.columns
+            and "step" in explanations.columns
+        ):
+            raise ValueError(
+                "seconds_per_row needs the details too: seconds_per_row("
+                "explanations, details), both returned by "
+                f"{EXPLAIN}(X, return_details=True)."
+            )
+        details = explanations  # seconds_per_row(details), as in version 0.1
+    else:
+        check_frame(explanations, ("instance", "status"))
     _check_details(details)
     needing = _statuses(details) != _ALREADY_TARGET
     if not needing.any():
@@ -347,7 +374,7 @@ def combined_score(
             f"the last item of {EXPLAIN}(X, return_details=True)."
         )
     rows = _instances(explanations, ("solution", "sequence_cost"))
-    seconds = seconds_per_row(details) if time_weight else 0.0
+    seconds = seconds_per_row(explanations, details) if time_weight else 0.0
     return _combined(
         _validity(rows),
         _solved_mean(rows, "cost", np.inf),
@@ -515,7 +542,7 @@ class ExplanationScorer:
         rows = _instances(
             explanations, ("solution", "sequence_cost", "length", "action")
         )
-        seconds = seconds_per_row(details)
+        seconds = seconds_per_row(explanations, details)
         valid = _validity(rows)
         cost = _solved_mean(rows, "cost", np.inf)
         values = {

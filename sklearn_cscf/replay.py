@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklearn_cscf._dataframes import to_model_frame, to_pandas
 from sklearn_cscf._frames import check_frame
 from sklearn_cscf._schema import restore_numbers
 
@@ -232,7 +233,7 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     cost: reported ..., replayed effort x discount ...
     """
     check_is_fitted(explainer)
-    X = _as_2d(X)
+    X = _as_2d(to_pandas(X))
     validate_data(explainer, X, skip_check_array=True, reset=False)
     frame = check_frame(explanations, _REQUIRED, unpack="return_states")
     if states is not None:
@@ -385,7 +386,9 @@ class _Context:
     def _ask(self, states):
         if not states:
             return [], None
-        data = self.model_input(states)
+        # the kind of frame the explainer was fitted on (polars: converted)
+        library = getattr(self.explainer._schema, "model_frame", None)
+        data = to_model_frame(self.model_input(states), library)
         estimator = self.estimator
         proba = None
         if self.classes is not None and hasattr(estimator, "predict_proba"):

@@ -15,6 +15,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame
 from sklearn_cscf._saving import read_frame, write_frame
 
@@ -158,6 +159,7 @@ def describe(
     )
     labels, rows_of = _select(frame, instance)
     max_plans = _check_max_plans(max_plans)
+    X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
     probas = _initial_probas(initial_proba, X, labels)
     path = None if states is None else _state_lookup(states, labels)
@@ -313,13 +315,12 @@ def _step_cells(step):
     priced = f"cost {_cost(step.cost)}"
     if not pd.isna(step.discount) and not np.isclose(step.discount, 1.0):
         priced += f" ({_cost(step.effort)} x {step.discount:.2f})"
-    return (
-        str(step.action),
-        str(step.feature),
-        _shown(step, "old"),
-        _shown(step, "new"),
-        priced,
-    )
+    old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
+    if not (pd.isna(old) or pd.isna(new)):
+        old, new = _number_pair(float(old), float(new))
+    else:
+        old, new = (_shown(step, w) for w in ("old", "new"))
+    return (str(step.action), str(step.feature), old, new, priced)
 
 
 def _shown(step, which):
@@ -328,6 +329,25 @@ def _shown(step, which):
     if not pd.isna(number):
         return _value(float(number))
     return _value(getattr(step, f"{which}_value"))
+
+
+def _number_pair(old, new):
+    """A numeric step's old and new values, at the scale of the larger: from
+    1 up, whole numbers whole and others to two decimals, so that a refined
+    ``43,834.52 -> 0.081`` reads ``43,834.52 -> 0.08`` (and ``-> 0.001``
+    reads ``-> 0``); below 1, two significant digits (``0.25 -> 0.31``)."""
+    scale = max(abs(old), abs(new))
+    if not np.isfinite(scale) or scale < 1:
+        return _value(old), _value(new)
+    return _hundredths(old), _hundredths(new)
+
+
+def _hundredths(value):
+    """Thousands separated; whole when two decimals would show zeros."""
+    value = round(value, 2) + 0.0  # no -0
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
 
 
 def _consequences(path, label, step):

@@ -589,3 +589,19 @@ def test_loaders_read_only_packaged_data_and_no_network(tmp_path):
     assert {os.path.basename(p) for p in data_files if p.startswith(packaged)} == {
         name + ".xz" for name in UCI_SHA256
     }
+
+
+def test_loading_leaves_no_file_open():
+    # each packaged .xz file is read and closed (no ResourceWarning)
+    import gc
+    import warnings
+
+    from sklearn_cscf.datasets import _uci
+
+    _uci._german_frame.cache_clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        frame, target = _uci._german_frame()
+        gc.collect()
+    assert len(frame) == len(target) == 1000
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]

@@ -6,6 +6,7 @@ call returns fresh copies. Nothing is downloaded and nothing outside the
 package is read.
 """
 
+import io
 import json
 import lzma
 from functools import cache
@@ -169,7 +170,8 @@ experiment (the paper used no feature graph for it).
 def _open(name):
     """A text stream of the packaged, xz-compressed file ``name``."""
     path = resources.files("sklearn_cscf.datasets").joinpath("data", name + ".xz")
-    return lzma.open(path.open("rb"), "rt", encoding="utf-8")
+    # read at once: lzma.open on an open file would leave that file unclosed
+    return io.StringIO(lzma.decompress(path.read_bytes()).decode("utf-8"))
 
 
 @cache

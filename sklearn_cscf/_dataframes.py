@@ -1,0 +1,79 @@
+"""DataFrames beyond pandas, converted at the edge.
+
+The library works on pandas inside. A polars ``X`` is converted to pandas
+where it comes in (``fit``, ``explain``, ``transform``, ``replay``,
+:func:`~sklearn_cscf.make_actions`), and the model is handed the kind of
+frame it was fitted with: an explainer fitted on a polars frame hands its
+model polars frames (with the same columns and dtypes), one fitted on pandas
+hands it pandas. This follows scikit-learn, where an estimator takes the
+kind of frame it was fitted on (a pipeline fitted on polars expects polars).
+
+polars is optional: it is never imported unless a polars object is passed.
+"""
+
+import pandas as pd
+
+__all__ = ["frame_library", "to_model_frame", "to_pandas"]
+
+
+def _polars_kind(obj):
+    """``"DataFrame"``, ``"LazyFrame"`` or ``"Series"`` for a polars object."""
+    module = type(obj).__module__ or ""
+    if module == "polars" or module.startswith("polars."):
+        return type(obj).__name__
+    return None
+
+
+def frame_library(X):
+    """``"polars"`` for a polars DataFrame, ``"pandas"`` for a pandas one,
+    ``None`` for anything else."""
+    if isinstance(X, pd.DataFrame):
+        return "pandas"
+    if _polars_kind(X) == "DataFrame":
+        return "polars"
+    return None
+
+
+def to_pandas(X, *, name="X"):
+    """``X`` as pandas when it is a polars DataFrame; anything else as it is.
+
+    A polars ``LazyFrame`` or ``Series`` is refused with the fix. Text
+    columns come back as pandas' default string dtype, polars
+    ``Categorical`` as ``category`` (labels sorted) and ``Enum`` as an
+    ordered ``category`` (labels in the Enum's order).
+    """
+    kind = _polars_kind(X)
+    if kind is None:
+        return X
+    if kind == "LazyFrame":
+        raise TypeError(
+            f"{name} is a polars LazyFrame; collect it first: {name}.collect()."
+        )
+    if kind == "Series":
+        raise ValueError(
+            f"{name} is a polars Series; pass a DataFrame (e.g. "
+            f"{name}.to_frame() for one column)."
+        )
+    if kind != "DataFrame" or not hasattr(X, "to_pandas"):
+        raise TypeError(f"{name} is a polars {kind}; pass a polars DataFrame.")
+    frame = X.to_pandas()
+    for name in frame.columns:
+        dtype = frame[name].dtype
+        if isinstance(dtype, pd.CategoricalDtype) and not dtype.ordered:
+            # polars keeps no order of a Categorical's labels: sort them, as
+            # pandas does for a category column made from labels
+            try:
+                labels = sorted(dtype.categories)
+            except TypeError:
+                continue
+            frame[name] = frame[name].cat.reorder_categories(labels)
+    return frame
+
+
+def to_model_frame(frame, library):
+    """A pandas ``frame`` as the kind of frame the model was fitted on."""
+    if library == "polars" and isinstance(frame, pd.DataFrame):
+        import polars as pl
+
+        return pl.from_pandas(frame, include_index=False)
+    return frame

@@ -1,0 +1,486 @@
+"""Actions from a few declarations, DiCE-style: :func:`make_actions`.
+
+One :class:`~sklearn_cscf.Action` per feature that may change, with a value
+space, a direction and a cost that reads in the feature's own units. The
+costs are small callable objects (``PerUnitCost``, ``PerLevelCost``,
+``ChangeCost``) that pickle by reference and say what they charge.
+"""
+
+import difflib
+from collections.abc import Mapping
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._dataframes import to_pandas
+from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf.actions import DIRECTIONS, Action, _is_listlike
+
+__all__ = ["ChangeCost", "PerLevelCost", "PerUnitCost", "make_actions", "unit_scale"]
+
+
+# ---------------------------------------------------------------------- #
+# costs
+# ---------------------------------------------------------------------- #
+class PerUnitCost:
+    """Cost of a numeric change: ``|after - before| / unit``.
+
+    ``PerUnitCost("credit_amount", 1000)`` charges 1 per 1,000 of change.
+    A missing value before or after gives no price, so no step.
+    """
+
+    def __init__(self, feature, unit):
+        self.feature = feature
+        self.unit = float(unit)
+
+    def __call__(self, before, after):
+        change = np.asarray(after[self.feature], dtype=float) - np.asarray(
+            before[self.feature], dtype=float
+        )
+        return np.abs(change) / self.unit
+
+    def __repr__(self):
+        return f"PerUnitCost({self.feature!r}, unit={_number(self.unit)})"
+
+
+class PerLevelCost:
+    """Cost of a move along an order of categories: ``per_level`` times the
+    number of levels moved. A value outside the order gives no price, so no
+    step."""
+
+    def __init__(self, feature, order, per_level=1.0):
+        self.feature = feature
+        self.order = list(order)
+        self.per_level = float(per_level)
+        self._ranks = pd.Index(self.order, dtype=object)
+
+    def __call__(self, before, after):
+        old = self._ranks.get_indexer(np.asarray(before[self.feature], dtype=object))
+        new = self._ranks.get_indexer(np.asarray(after[self.feature], dtype=object))
+        levels = np.abs(new - old).astype(float)
+        levels[(old < 0) | (new < 0)] = np.nan
+        return levels * self.per_level
+
+    def __repr__(self):
+        return (
+            f"PerLevelCost({self.feature!r}, order={self.order!r}, "
+            f"per_level={_number(self.per_level)})"
+        )
+
+
+class ChangeCost:
+    """Cost of setting an unordered category: ``cost`` for a change, 0 for
+    keeping the same value."""
+
+    def __init__(self, feature, cost=1.0):
+        self.feature = feature
+        self.cost = float(cost)
+
+    def __call__(self, before, after):
+        # str labels arrive as a str array: compared as they are (fast)
+        old, new = np.asarray(before[self.feature]), np.asarray(after[self.feature])
+        if old.dtype.kind != "U" or new.dtype.kind != "U":
+            old, new = old.astype(object), new.astype(object)
+        return np.where(old != new, self.cost, 0.0)
+
+    def __repr__(self):
+        return f"ChangeCost({self.feature!r}, cost={_number(self.cost)})"
+
+
+def _number(value):
+    return f"{value:g}"
+
+
+def unit_scale(values):
+    """The change of a numeric feature that costs 1 by default.
+
+    Its interquartile range; where that is 0 (most values equal), twice the
+    median absolute deviation, then 1.349 times the standard deviation (each
+    equals the interquartile range for normally distributed data), then the
+    range, then 1.
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return 1.0
+    q25, median, q75 = np.percentile(values, [25, 50, 75])
+    for scale in (
+        q75 - q25,
+        2.0 * np.median(np.abs(values - median)),
+        1.349 * values.std(),
+        np.ptp(values),
+    ):
+        if scale > 0 and np.isfinite(scale):
+            return float(scale)
+    return 1.0
+
+
+# ---------------------------------------------------------------------- #
+# make_actions
+# ---------------------------------------------------------------------- #
+def make_actions(
+    X,
+    features_to_vary="all",
+    *,
+    permitted_range=None,
+    immutable=None,
+    directions=None,
+    costs=None,
+    orders=None,
+):
+    """One action per feature that may change, from a few declarations.
+
+    The keywords ``features_to_vary`` and ``permitted_range`` mean what they
+    mean in DiCE's ``generate_counterfactuals``; the others say what DiCE
+    cannot: which way a feature may move, what a change costs, and the order
+    of ordered categories. The result is a list of ordinary
+    :class:`~sklearn_cscf.Action` objects, to inspect, edit (e.g. add
+    ``effects`` or a ``precondition``) and mix with hand-written ones before
+    passing them as ``actions=`` to the explainer.
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_samples, n_features)
+        The data the explainer is fitted on (pandas or polars): each feature's
+        kind, its categories and the scale of its default cost come from it.
+    features_to_vary : "all" or list of str, default="all"
+        The features a person can change (DiCE's keyword); ``None`` is
+        ``"all"``. Every other feature is left as it is.
+    permitted_range : dict, default=None
+        ``{feature: [low, high]}`` for a numeric feature: the values it may
+        take; ``{feature: [label, ...]}`` for a categorical one: the values a
+        person can choose (DiCE's keyword). Unlisted features take the values
+        seen in ``X`` (numbers: ``[min, max]``; whole numbers where ``X``
+        holds only whole numbers).
+    immutable : list of str, default=None
+        Features that never change (age, race, ...), removed from
+        ``features_to_vary``.
+    directions : dict, default=None
+        ``{feature: "increase" | "decrease" | "any"}``: numbers only go up
+        (down), categories only later (earlier) in their order. Default
+        ``"any"``, except ``"increase"`` for a feature listed in ``orders``.
+    costs : dict, default=None
+        ``{feature: unit}``. For a numeric feature, the change that costs 1:
+        ``{"credit_amount": 1000}`` charges 1 per 1,000. For an ordered
+        categorical feature, the cost of one level; for an unordered one, the
+        cost of a change. A callable ``cost(before, after)`` is used as it is
+        (see :class:`~sklearn_cscf.Action`). Default: a numeric change costs
+        1 per interquartile range of the feature in ``X`` (see below), one
+        level or one change of category costs 1.
+    orders : dict, default=None
+        ``{feature: [label, ...]}``: the order of an ordered categorical
+        feature, lowest first, e.g. education levels. Moves go one way along
+        it (``directions`` can say ``"decrease"`` or ``"any"``) and cost per
+        level moved. A pandas ordered ``Categorical`` column (a polars
+        ``Enum``) gives its order without this, with direction ``"any"``.
+
+    Returns
+    -------
+    actions : list of Action
+        In the order of the columns of ``X``: ``set_<feature>``, or
+        ``increase_<feature>`` / ``decrease_<feature>`` when the direction is
+        given. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
+        or ``ChangeCost`` object (or the callable given).
+
+    Raises
+    ------
+    ValueError
+        For a feature that is not a column of ``X``, or a category label
+        that ``X`` does not hold (the message lists the close matches), a
+        feature both to vary and immutable, a direction for an unordered
+        category, a bad range or a cost that is not a positive number.
+
+    See Also
+    --------
+    Action : One action, written by hand.
+    SequentialCounterfactualExplainer : Takes the actions as ``actions=``.
+
+    Notes
+    -----
+    Default costs are scale-aware: moving a numeric feature by its
+    interquartile range in ``X`` costs 1, whatever its unit (years, hours,
+    currency). Where the interquartile range is 0 (a feature that is mostly
+    0, like capital gains), twice the median absolute deviation is used,
+    then 1.349 standard deviations, then the range. The explainer's own
+    ``actions=None`` uses these defaults for every feature not in its
+    ``immutable_features``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_cscf import make_actions
+    >>> X = pd.DataFrame({
+    ...     "age": [25, 40, 33, 52],
+    ...     "savings": [1000.0, 25000.0, 8000.0, 60000.0],
+    ...     "education": ["HS", "BSc", "HS", "MSc"],
+    ... })
+    >>> actions = make_actions(
+    ...     X, immutable=["age"],
+    ...     directions={"savings": "increase"},
+    ...     costs={"savings": 10_000},                    # 1 per 10,000
+    ...     orders={"education": ["HS", "BSc", "MSc"]},  # one level: 1
+    ... )
+    >>> for action in actions:
+    ...     print(action.name, action.direction, action.cost)
+    increase_savings increase PerUnitCost('savings', unit=10000)
+    increase_education increase PerLevelCost('education', order=['HS', 'BSc', 'MSc'], per_level=1)
+    >>> make_actions(X, permitted_range={"education": ["BSc", "Msc"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: permitted_range['education']: 'Msc' is not a value of 'education' in X; did you mean 'MSc'? Its values are ['BSc', 'HS', 'MSc'].
+    """  # noqa: E501
+    X = to_pandas(X)
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(
+            "make_actions needs a DataFrame (pandas or polars) with named "
+            f"columns, got {type(X).__name__}."
+        )
+    schema = FeatureSchema(X)
+    names = schema.names
+    permitted_range = _mapping(permitted_range, "permitted_range", names)
+    directions = _mapping(directions, "directions", names)
+    costs = _mapping(costs, "costs", names)
+    orders = _mapping(orders, "orders", names)
+    immutable = _feature_list(immutable, "immutable", names)
+    if features_to_vary is None or (
+        isinstance(features_to_vary, str) and features_to_vary == "all"
+    ):
+        varied = [n for n in names if n not in immutable]
+    else:
+        varied = _feature_list(features_to_vary, "features_to_vary", names)
+        both = [n for n in varied if n in immutable]
+        if both:
+            raise ValueError(
+                f"{both} are both in features_to_vary and immutable; a feature "
+                "cannot be both."
+            )
+        varied = [n for n in names if n in set(varied)]
+    actions = []
+    for name in varied:
+        j = schema.index[name]
+        if schema.is_categorical[j]:
+            actions.append(
+                _categorical_action(
+                    name,
+                    schema,
+                    j,
+                    permitted_range.get(name),
+                    directions.get(name),
+                    costs.get(name),
+                    orders.get(name),
+                )
+            )
+        else:
+            if name in orders:
+                raise ValueError(
+                    f"orders[{name!r}]: {name!r} is numeric; orders are for "
+                    "categorical features (a number's order is its own)."
+                )
+            actions.append(
+                _numeric_action(
+                    name,
+                    X[name],
+                    bool(schema.is_integer[j]),
+                    permitted_range.get(name),
+                    directions.get(name, "any"),
+                    costs.get(name),
+                )
+            )
+    if not actions:
+        raise ValueError("No feature may change: there is nothing to do.")
+    return actions
+
+
+def _action_name(name, direction):
+    prefix = "set" if direction == "any" else direction
+    return f"{prefix}_{name}"
+
+
+def _numeric_action(name, column, is_integer, permitted, direction, cost):
+    _check_direction(name, direction)
+    values, step = None, None
+    if permitted is not None:
+        values = _numeric_range(name, permitted)
+        if is_integer:
+            step = 1
+    if cost is None:
+        cost = PerUnitCost(name, unit_scale(column))
+    elif not callable(cost):
+        cost = PerUnitCost(name, _positive(cost, f"costs[{name!r}]"))
+    return Action(
+        _action_name(name, direction),
+        name,
+        values=values,
+        direction=direction,
+        cost=cost,
+        step=step,
+    )
+
+
+def _categorical_action(name, schema, j, permitted, direction, cost, order):
+    known = list(schema.categories[j])
+    if order is not None:
+        if not _is_listlike(order) or len(order) < 2:
+            raise ValueError(
+                f"orders[{name!r}] must be a list of at least two labels, "
+                f"lowest first; got {order!r}."
+            )
+        order = list(order)
+        _check_labels(name, order, known, f"orders[{name!r}]")
+        if len(set(map(str, order))) != len(order):
+            raise ValueError(f"orders[{name!r}] lists a label twice: {order!r}.")
+        if direction is None:
+            direction = "increase"
+    elif schema.ordered[j]:
+        order = known
+    if direction is None:
+        direction = "any"
+    _check_direction(name, direction)
+    if direction != "any" and order is None:
+        raise ValueError(
+            f"directions[{name!r}] = {direction!r} needs an order of the "
+            f"categories of {name!r}; give it in orders={{{name!r}: [...]}}, "
+            "lowest first."
+        )
+    postcondition = None
+    values = order
+    if permitted is not None:
+        if not _is_listlike(permitted) or not len(permitted):
+            raise ValueError(
+                f"permitted_range[{name!r}]: {name!r} is categorical; give the "
+                f"values a person can choose as a list, got {permitted!r}."
+            )
+        permitted = list(permitted)
+        _check_labels(name, permitted, known, f"permitted_range[{name!r}]")
+        if order is None:
+            values = permitted
+        else:
+            # the order stays whole, so that moves count its levels; the
+            # values reached are limited to the permitted ones
+            postcondition = OneOf(name, permitted)
+    if cost is None:
+        cost = 1.0
+    if not callable(cost):
+        cost = _positive(cost, f"costs[{name!r}]")
+        cost = (
+            ChangeCost(name, cost) if order is None else PerLevelCost(name, order, cost)
+        )
+    return Action(
+        _action_name(name, direction),
+        name,
+        values=values,
+        direction=direction,
+        cost=cost,
+        postcondition=postcondition,
+    )
+
+
+class OneOf:
+    """Postcondition: the feature's new value is one of ``labels``."""
+
+    def __init__(self, feature, labels):
+        self.feature = feature
+        self.labels = list(labels)
+        self._index = pd.Index(self.labels, dtype=object)
+
+    def __call__(self, before, after):
+        values = np.asarray(after[self.feature], dtype=object)
+        return self._index.get_indexer(values) >= 0
+
+    def __repr__(self):
+        return f"OneOf({self.feature!r}, {self.labels!r})"
+
+
+# ---------------------------------------------------------------------- #
+# checks
+# ---------------------------------------------------------------------- #
+def _close(value, candidates):
+    text = [str(c) for c in candidates]
+    return difflib.get_close_matches(str(value), text, n=3, cutoff=0.6)
+
+
+def _did_you_mean(value, candidates):
+    same = [c for c in candidates if str(c).casefold() == str(value).casefold()]
+    close = [str(c) for c in same] or _close(value, candidates)
+    if not close:
+        return "."
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def _check_feature(name, names, what):
+    if name not in names:
+        raise ValueError(
+            f"{what}: {name!r} is not a column of X{_did_you_mean(name, names)} "
+            f"The columns are {names}."
+        )
+
+
+def _mapping(value, what, names):
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{what} must be a dict {{feature: ...}}, got {type(value).__name__}."
+        )
+    for name in value:
+        _check_feature(name, names, what)
+    return dict(value)
+
+
+def _feature_list(value, what, names):
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    value = list(value)
+    for name in value:
+        _check_feature(name, names, what)
+    return value
+
+
+def _check_labels(name, labels, known, what):
+    for label in labels:
+        if label not in known:
+            raise ValueError(
+                f"{what}: {label!r} is not a value of {name!r} in X"
+                f"{_did_you_mean(label, known)} Its values are {known}."
+            )
+
+
+def _check_direction(name, direction):
+    if direction not in DIRECTIONS:
+        raise ValueError(
+            f"directions[{name!r}] must be one of {DIRECTIONS}, got {direction!r}."
+        )
+
+
+def _positive(value, what):
+    if (
+        not isinstance(value, Real)
+        or isinstance(value, bool)
+        or not np.isfinite(value)
+        or not value > 0
+    ):
+        raise ValueError(
+            f"{what} must be a positive number (or a callable cost(before, "
+            f"after)), got {value!r}."
+        )
+    return float(value)
+
+
+def _numeric_range(name, permitted):
+    try:
+        low, high = permitted
+        low, high = float(low), float(high)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"permitted_range[{name!r}]: {name!r} is numeric; give [low, high], "
+            f"two numbers, got {permitted!r}."
+        ) from None
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise ValueError(
+            f"permitted_range[{name!r}] = {permitted!r} needs finite bounds "
+            "with low <= high."
+        )
+    return (low, high)

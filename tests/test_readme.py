@@ -1,0 +1,58 @@
+"""The README's first plan on one's own data runs as written."""
+
+import io
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+from sklearn_cscf.datasets import load_german_credit
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKER = "<!-- tests/test_readme.py runs this snippet -->"
+
+
+def first_plan_snippet():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert MARKER in text, "the README lost its first-plan snippet"
+    after = text.split(MARKER, 1)[1]
+    match = re.match(r"\s*```python\n(.*?)```", after, flags=re.S)
+    assert match, "the marker must come right before a python code block"
+    return match.group(1)
+
+
+def test_the_first_plan_snippet_has_at_most_six_library_lines():
+    code = first_plan_snippet()
+    statements = [line for line in code.splitlines() if line.strip()]
+    # lines that call the library (pandas' own lines do not count)
+    library = [
+        line
+        for line in statements
+        if re.search(r"sklearn_cscf|make_actions|Explainer|explainer|show\(", line)
+        or line.startswith(" ")  # a continuation line of a library call
+    ]
+    assert len(library) <= 6, library
+
+
+def test_the_first_plan_snippet_runs_as_written(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # the reader's CSV: the built-in German Credit data written out as the
+    # README says
+    load_german_credit().frame.to_csv("credit.csv", index=False)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(compile(first_plan_snippet(), "README.md", "exec"), {"__name__": "r"})
+    text = printed.getvalue()
+    assert text.count("Pareto-optimal sequence(s)") == 2
+    # every step line shows an action the snippet declared
+    steps = re.findall(r"^\s+\d+\. (\w+)", text, flags=re.M)
+    assert steps
+    assert set(steps) <= {
+        "set_credit_amount",
+        "decrease_loan_duration",
+        "set_existing_credit",
+    }
+    # the README shows the first plan of the first person as printed
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split(MARKER, 1)[1].split("```text\n", 1)[1].split("...\n```")[0]
+    for line in shown.splitlines()[1:]:
+        assert line in text, line
