@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import EXPLAIN, check_frame
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
 
 __all__ = [
     "ExplanationScorer",
@@ -43,8 +44,6 @@ __all__ = [
     "validity",
 ]
 
-_OK = "ok"
-_ALREADY_TARGET = "already_target"
 _DIVERSITY_MEASURES = ("plans", "jaccard")
 
 # What ExplanationScorer returns, each with greater is better.
@@ -271,7 +270,7 @@ def seconds_per_row(details):
     0.5
     """
     _check_details(details)
-    needing = _statuses(details) != _ALREADY_TARGET
+    needing = _statuses(details) != STATUS_ALREADY_TARGET
     if not needing.any():
         return 0.0
     seconds = details["total_seconds"].to_numpy(dtype=float)
@@ -574,8 +573,8 @@ def _instances(explanations, columns=()):
     codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
     first = np.unique(codes, return_index=True)[1]
     rows = pd.DataFrame(index=pd.RangeIndex(len(labels)))
-    rows["needs"] = status[first] != _ALREADY_TARGET
-    ok = status == _OK
+    rows["needs"] = status[first] != STATUS_ALREADY_TARGET
+    ok = status == STATUS_OK
     solved = np.zeros(len(labels), dtype=bool)
     solved[codes[ok]] = True
     rows["solved"] = solved

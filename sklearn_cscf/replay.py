@@ -20,6 +20,8 @@ import pandas as pd
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_cscf._frames import check_frame
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
+from sklearn_cscf._validation import check_X
 
 __all__ = ["replay"]
 
@@ -73,9 +75,6 @@ COLUMNS = (
 _CHECKS = ("repeated", "in_space", "in_direction", "precondition", "postcondition")
 # text columns: pandas' string dtype with Python storage, as explain's frame
 _TEXT = pd.StringDtype("python")
-_OK = "ok"
-_ALREADY_TARGET = "already_target"
-_ERROR = "error"
 
 
 def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
@@ -231,7 +230,7 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     cost: reported ..., replayed effort x discount ...
     """
     check_is_fitted(explainer)
-    X = _as_2d(X)
+    X = check_X(X)
     validate_data(explainer, X, skip_check_array=True, reset=False)
     frame = check_frame(explanations, _REQUIRED, unpack="return_states")
     if states is not None:
@@ -299,10 +298,11 @@ class _Context:
         # what to reach: classes (one, a set, "opposite"), or a regressor's range
         classes = explainer.classes_
         self.classes = None if classes is None else np.asarray(classes)
-        self.target_class = explainer.target_class
-        self.min_proba = getattr(explainer, "min_target_proba", None)
-        self.target_range = getattr(explainer, "target_range", None)
-        self.target_margin = getattr(explainer, "target_margin", 0.0) or 0.0
+        reach = explainer._what_to_reach()
+        self.target_class = reach["target_class"]
+        self.min_proba = reach["min_target_proba"]
+        self.target_range = reach["target_range"]
+        self.target_margin = reach["target_margin"] or 0.0
 
     # -- values ---------------------------------------------------------- #
     def start_state(self, position):
@@ -473,14 +473,14 @@ class _Context:
         statuses = rows["status"].astype(object).unique().tolist()
         if any(_missing(status) for status in statuses):
             raise ValueError(f"Instance {label!r} has rows without a status.")
-        if _OK in statuses and len(statuses) > 1:
+        if STATUS_OK in statuses and len(statuses) > 1:
             raise ValueError(
                 f"Instance {label!r} has sequences and the statuses {statuses}; "
                 "an instance has either sequences (status 'ok') or one row of "
                 "another status."
             )
         target = self.reported_target(label, rows)
-        if statuses != [_OK]:
+        if statuses != [STATUS_OK]:
             if len(rows) != 1:
                 raise ValueError(
                     f"Instance {label!r} has status {statuses[0]!r} on "
@@ -552,7 +552,7 @@ class _Context:
                 f"{numbers}; a sequence's steps are numbered 1, 2, ... "
                 "without gaps or repeats."
             )
-        records = [self.start_record(label, solution, _OK, x0, target)]
+        records = [self.start_record(label, solution, STATUS_OK, x0, target)]
         state = dict(x0)
         taken = set()
         for step in steps.itertuples(index=False):
@@ -620,7 +620,7 @@ class _Context:
         record = {
             "instance": label,
             "step": int(step.step),
-            "status": _OK,
+            "status": STATUS_OK,
             "action": action.name,
             "feature": name,
             "old_value": before[name],
@@ -777,7 +777,7 @@ class _Context:
     def judge(self, records):
         """Ask the model about every state and check its verdicts."""
         # a row that failed in the search (status "error") is not asked again
-        asked = [r for r in records if r["status"] != _ERROR]
+        asked = [r for r in records if r["status"] != STATUS_ERROR]
         for record in records:
             record.update(predicted=None, target_proba=np.nan, accepted=False)
         predicted, proba, failures = self.verdicts([r["state"] for r in asked])
@@ -817,12 +817,12 @@ class _Context:
                     f"target_class: reported {_plain(reported)!r}, expected "
                     f"{_plain(name)!r}"
                 )
-            if status == _ALREADY_TARGET and not record["accepted"]:
+            if status == STATUS_ALREADY_TARGET and not record["accepted"]:
                 problems.append(
                     f"status 'already_target', but the model predicts {label!r}, "
                     f"not {what}"
                 )
-            elif status != _ALREADY_TARGET and record["accepted"]:
+            elif status != STATUS_ALREADY_TARGET and record["accepted"]:
                 problems.append(f"status {status!r}, but the model reaches {what}")
             return
         column = "prediction" if self.classes is None else "target_proba"
@@ -972,18 +972,6 @@ def _value_space(action, categorical):
 # ---------------------------------------------------------------------- #
 # the frames
 # ---------------------------------------------------------------------- #
-def _as_2d(X):
-    if isinstance(X, pd.DataFrame):
-        return X
-    array = np.asarray(X)
-    if array.ndim != 2:
-        raise ValueError(
-            f"Expected a 2-dimensional X (n_samples, n_features), got shape "
-            f"{array.shape}."
-        )
-    return array
-
-
 def _instances(frame):
     """``(label, rows)`` of each instance, in the order of the frame."""
     labels = frame["instance"].tolist()

@@ -16,6 +16,11 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import COLUMNS, EXPLAIN, TEXT, check_frame
+from sklearn_cscf._status import (
+    STATUS_ALREADY_TARGET,
+    STATUS_NO_COUNTERFACTUAL,
+    STATUS_OK,
+)
 
 __all__ = ["describe", "read_explanations", "show"]
 
@@ -26,12 +31,12 @@ _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
 _STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help
 _HINTS = {
-    "no_counterfactual": (
+    STATUS_NO_COUNTERFACTUAL: (
         "no valid sequence found within the search budget; a larger "
         "population_size or n_generations, wider value spaces or more actions "
         "may help"
     ),
-    "already_target": "the model already predicts the target class",
+    STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
 _WIDTH = 100  # the profile is wrapped to this many characters
 
@@ -218,7 +223,7 @@ def _describe_instance(
             break_on_hyphens=False,
         )
     head = [] if proba is None else [f"P({target_name}) now {proba:.2f}"]
-    ok = rows[rows["status"] == "ok"]
+    ok = rows[rows["status"] == STATUS_OK]
     if ok.empty:
         status = rows["status"].iloc[0]
         detail = _HINTS.get(status)

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import EXPLAIN, check_frame, is_ok
+from sklearn_cscf._status import STATUS_EXCEEDS_MAX_STEPS
 
 __all__ = ["choose_plan", "summarize_recourse"]
 
@@ -39,7 +40,6 @@ _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
 # the status of an instance whose sequences all have more than max_steps steps
-STATUS_EXCEEDS_MAX_STEPS = "exceeds_max_steps"
 # scores this close (relative to the best) are ties, broken by the fixed order
 _TIE_TOLERANCE = 1e-9
 _SUMMARY_COLUMNS = {
