@@ -6,6 +6,7 @@ import copy
 
 import numpy as np
 
+from sklearn_cscf._model import decisions_now
 from sklearn_cscf._objectives import Plausibility
 from sklearn_cscf.actions import Action, CompiledAction
 from sklearn_cscf.graph import CompiledGraph
@@ -97,17 +98,33 @@ def reference_rows(schema, X):
 
 
 def plausibility_objective(
-    plausibility, reference, schema, actions, target, answers, codes
+    plausibility,
+    reference,
+    schema,
+    actions,
+    target,
+    codes,
+    *,
+    estimator,
+    classes,
+    errors,
 ):
     """The plausibility objective for rows of target ``codes``, or None.
 
-    ``answers`` are the model's about the ``reference`` rows (decision -1
-    where it failed); a reference row is a neighbour for a code when it
-    reaches that code's target.
+    ``reference`` holds the rows kept in ``fit`` (None when plausibility was
+    off then); one is a neighbour for a code when the model's answer about
+    it reaches that code's target.
     """
     if plausibility is False:
         return None
+    if reference is None:
+        raise ValueError(
+            "plausibility was turned on after fit: fit the explainer again "
+            "(it keeps training rows to compare with only when plausibility "
+            "is on at fit)."
+        )
     k = PLAUSIBILITY_NEIGHBORS if plausibility is True else plausibility
+    answers, _ = decisions_now(estimator, schema, classes, reference, errors)
     known = answers.decision >= 0
     accepted = {}
     for code in np.unique(codes[codes >= 0]).tolist():

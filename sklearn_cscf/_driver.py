@@ -26,10 +26,8 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._batches import Checkpoint, assemble, fingerprint, make_piece
 from sklearn_cscf._engine import Shipment, explain_block
-from sklearn_cscf._model import Answers, ModelAdapter
 from sklearn_cscf._result import InstanceResult
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
-from sklearn_cscf.actions import describe_error
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,6 @@ class Explained:
     states: pd.DataFrame | None  # the states, when asked for
     details: pd.DataFrame  # one row per row of X
     finals: np.ndarray  # (n, d) encoded: the state transform reports
-    codes: np.ndarray  # each row's target code (-1: the model failed on it)
 
 
 def explain_rows(
@@ -173,38 +170,7 @@ def explain_rows(
     if quick or not pieces:  # quick rows after the last block; or no row
         pieces.append(piece(quick))
     frame, states, details, finals = assemble(pieces, n, encoded.shape[1])
-    return Explained(frame, states, details, finals, codes)
-
-
-def decisions_now(estimator, schema, classes, encoded, errors):
-    """The model's :class:`Answers` about each row now (its own ``predict``
-    decides); decision ``-1`` where it raised, with the message
-    (``{row: message}``)."""
-    model = ModelAdapter(
-        estimator, schema, classes, use_predict=hasattr(estimator, "predict")
-    )
-    n = encoded.shape[0]
-    try:
-        if n == 0:
-            return Answers(np.empty(0, dtype=np.intp), None), {}
-        return model.answer(encoded), {}
-    except Exception:
-        if errors == "raise":
-            raise
-    # one row at a time: which rows does the model fail on?
-    decision = np.full(n, -1, dtype=np.intp)
-    output = np.full((n, model.width), np.nan) if model.has_output else None
-    failures = {}
-    for r in range(n):
-        try:
-            one = model.answer(encoded[r : r + 1])
-        except Exception as exc:
-            failures[r] = describe_error(exc)
-            continue
-        decision[r] = one.decision[0]
-        if output is not None:
-            output[r] = one.output[0]
-    return Answers(decision, output), failures
+    return Explained(frame, states, details, finals)
 
 
 def warn_about_errors(details, stacklevel):

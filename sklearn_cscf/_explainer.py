@@ -15,14 +15,14 @@ from sklearn_cscf._compile import (
     plausibility_objective,
     reference_rows,
 )
-from sklearn_cscf._driver import (
-    Schedule,
-    decisions_now,
-    explain_rows,
-    warn_about_errors,
-)
+from sklearn_cscf._driver import Schedule, explain_rows, warn_about_errors
 from sklearn_cscf._engine import Problem
-from sklearn_cscf._model import fit_model, model_classes, needs_predict
+from sklearn_cscf._model import (
+    decisions_now,
+    fit_model,
+    model_classes,
+    needs_predict,
+)
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import SearchSettings
@@ -34,7 +34,7 @@ from sklearn_cscf._sklearn_compat import (
     _fit_context,
 )
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
-from sklearn_cscf._targets import make_target
+from sklearn_cscf._targets import make_target, nothing_to_explain
 from sklearn_cscf._validation import check_finite, check_like_fit, check_X
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
@@ -371,32 +371,19 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             n_iter_no_change=self.n_iter_no_change,
         )
 
-    def _plausibility(self, schema, actions, codes):
-        """The plausibility objective for rows of target ``codes``, or None."""
-        if self.plausibility is False:
-            return None
-        if self._reference is None:
-            raise ValueError(
-                "plausibility was turned on after fit: fit the explainer again "
-                "(it keeps training rows to compare with only when plausibility "
-                "is on at fit)."
-            )
-        answers, _ = decisions_now(
-            self.estimator_, schema, self.classes_, self._reference, self.errors
-        )
-        return plausibility_objective(
+    def _problem(self, schema, actions, graph, codes):
+        """What every instance's search shares."""
+        plausibility = plausibility_objective(
             self.plausibility,
             self._reference,
             schema,
             actions,
             self._target,
-            answers,
             codes,
+            estimator=self.estimator_,
+            classes=self.classes_,
+            errors=self.errors,
         )
-
-    def _problem(self, schema, actions, graph, codes):
-        """What every instance's search shares."""
-        plausibility = self._plausibility(schema, actions, codes)
         return Problem(
             schema=schema,
             actions=actions,
@@ -461,35 +448,19 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             with_states=with_states,
         )
         warn_about_errors(explained.details, stacklevel=3)
-        self._warn_if_nothing_to_explain(explained)
+        # one accepted row is common; several and nothing else hints at a
+        # wrong target
+        statuses = explained.details["status"]
+        if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
+            message = nothing_to_explain(
+                self._target,
+                codes,
+                classes=self.classes_,
+                target_class=self.target_class,
+                target_range=self.target_range,
+            )
+            warnings.warn(message, UserWarning, stacklevel=3)
         return X, explained, schema
-
-    def _warn_if_nothing_to_explain(self, explained):
-        """One accepted row is common; several and nothing else hints at a
-        wrong target."""
-        details = explained.details
-        if len(details) < 2 or not (details["status"] == STATUS_ALREADY_TARGET).all():
-            return
-        names = self._target.names
-        labels = sorted({str(names[t]) for t in explained.codes})
-        if self.classes_ is None:
-            message = (
-                f"Every row of X is already predicted in the target "
-                f"range {labels[0]}: nothing to explain. Is that the range "
-                f"to reach? target_range={self.target_range!r}."
-            )
-        else:
-            named = (
-                "the positive class" if self.target_class is None else "target_class"
-            )
-            message = (
-                f"Every row of X is already of the target class "
-                f"{', '.join(map(repr, labels))}: nothing to explain. Is "
-                f"that the class to reach? It is {named} (target_class="
-                f"{self.target_class!r}); the model's classes are "
-                f"{self.classes_.tolist()}."
-            )
-        warnings.warn(message, UserWarning, stacklevel=4)
 
     def explain(self, X, *, return_states=False, return_details=False, checkpoint=None):
         """Find Pareto-optimal action sequences for every row of ``X``.

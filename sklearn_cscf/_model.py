@@ -23,7 +23,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_cscf.actions import blame
+from sklearn_cscf.actions import blame, describe_error
 
 # answers remembered per instance before its memo starts afresh
 MEMO_LIMIT = 50_000
@@ -353,6 +353,37 @@ def ask(model, memos, usage, groups, states):
 # ---------------------------------------------------------------------- #
 # what the model is
 # ---------------------------------------------------------------------- #
+def decisions_now(estimator, schema, classes, encoded, errors):
+    """The model's :class:`Answers` about each row now (its own ``predict``
+    decides); decision ``-1`` where it raised, with the message
+    (``{row: message}``)."""
+    model = ModelAdapter(
+        estimator, schema, classes, use_predict=hasattr(estimator, "predict")
+    )
+    n = encoded.shape[0]
+    try:
+        if n == 0:
+            return Answers(np.empty(0, dtype=np.intp), None), {}
+        return model.answer(encoded), {}
+    except Exception:
+        if errors == "raise":
+            raise
+    # one row at a time: which rows does the model fail on?
+    decision = np.full(n, -1, dtype=np.intp)
+    output = np.full((n, model.width), np.nan) if model.has_output else None
+    failures = {}
+    for r in range(n):
+        try:
+            one = model.answer(encoded[r : r + 1])
+        except Exception as exc:
+            failures[r] = describe_error(exc)
+            continue
+        decision[r] = one.decision[0]
+        if output is not None:
+            output[r] = one.output[0]
+    return Answers(decision, output), failures
+
+
 def model_classes(estimator, regressor):
     """The classes of a fitted classifier, or ``None`` for a regressor
     (``regressor``: the explainer was given a ``target_range``); a model of

@@ -228,6 +228,26 @@ def make_target(
     return ClassTarget(accept, use_predict, min_target_proba, code=code, names=names)
 
 
+def nothing_to_explain(target, codes, *, classes, target_class, target_range):
+    """The warning when every row already reaches the target: is it the
+    right one? (``codes``: each row's target code.)"""
+    labels = sorted({str(target.names[t]) for t in codes})
+    if classes is None:
+        return (
+            f"Every row of X is already predicted in the target "
+            f"range {labels[0]}: nothing to explain. Is that the range "
+            f"to reach? target_range={target_range!r}."
+        )
+    named = "the positive class" if target_class is None else "target_class"
+    return (
+        f"Every row of X is already of the target class "
+        f"{', '.join(map(repr, labels))}: nothing to explain. Is "
+        f"that the class to reach? It is {named} (target_class="
+        f"{target_class!r}); the model's classes are "
+        f"{classes.tolist()}."
+    )
+
+
 def check_range(target_range):
     """``(low, high)`` of a target range, checked."""
     try:

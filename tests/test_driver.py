@@ -1,5 +1,5 @@
-"""The run driver (sklearn_cscf._driver): blocks, seeds, the model's
-decisions now, and the named result of a run."""
+"""The run driver (sklearn_cscf._driver): blocks, seeds, and the named
+result of a run."""
 
 import numpy as np
 import pandas as pd
@@ -7,14 +7,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._driver import (
-    Explained,
-    Schedule,
-    _blocks,
-    decisions_now,
-    instance_seed,
-)
-from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._driver import Explained, Schedule, _blocks, instance_seed
 
 
 @pytest.mark.parametrize(
@@ -44,33 +37,6 @@ def test_an_instance_seed_depends_on_the_row_and_the_target_only():
     )
 
 
-def test_decisions_now_name_the_rows_the_model_fails_on():
-    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
-    schema = FeatureSchema(X)
-    model = LogisticRegression().fit(X, [0, 0, 1, 1])
-
-    class FailsOnTwo:
-        classes_ = model.classes_
-
-        def predict_proba(self, rows):
-            if (rows["x"] == 2.0).any():
-                raise ValueError("not this one")
-            return model.predict_proba(rows)
-
-        def predict(self, rows):
-            return self.classes_[self.predict_proba(rows).argmax(axis=1)]
-
-    encoded = schema.encode(X)
-    answers, failures = decisions_now(model, schema, model.classes_, encoded, "warn")
-    assert answers.decision.tolist() == [0, 0, 1, 1] and failures == {}
-    broken = FailsOnTwo()
-    answers, failures = decisions_now(broken, schema, broken.classes_, encoded, "warn")
-    assert answers.decision.tolist() == [0, 0, -1, 1]
-    assert list(failures) == [2] and "not this one" in failures[2]
-    with pytest.raises(ValueError, match="not this one"):
-        decisions_now(broken, schema, broken.classes_, encoded, "raise")
-
-
 def test_a_run_returns_named_tables_in_input_order():
     X = pd.DataFrame({"x": np.linspace(0, 3, 40)})
     y = (X["x"] > 1.5).astype(int)
@@ -85,7 +51,6 @@ def test_a_run_returns_named_tables_in_input_order():
     assert isinstance(explained, Explained)
     assert explained.details["instance"].tolist() == [30, 10, 20]
     assert explained.details["status"].tolist()[1] == "already_target"
-    assert explained.codes.tolist() == [1, 1, 1]
     assert explained.finals.shape == (3, 1)
     assert explained.finals[1, 0] == 2.5  # an accepted row reports itself
     assert explained.states is not None

@@ -12,6 +12,7 @@ from sklearn_cscf._model import (
     ModelAdapter,
     Usage,
     ask,
+    decisions_now,
     is_fitted,
     model_classes,
     needs_predict,
@@ -107,6 +108,33 @@ def test_labels_outside_classes_are_refused(schema):
     model = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
     with pytest.raises(ValueError, match="not labels in classes_"):
         model.decision_of(np.array(["maybe"]))
+
+
+def test_decisions_now_name_the_rows_the_model_fails_on():
+    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    schema = FeatureSchema(X)
+    model = LogisticRegression().fit(X, [0, 0, 1, 1])
+
+    class FailsOnTwo:
+        classes_ = model.classes_
+
+        def predict_proba(self, rows):
+            if (rows["x"] == 2.0).any():
+                raise ValueError("not this one")
+            return model.predict_proba(rows)
+
+        def predict(self, rows):
+            return self.classes_[self.predict_proba(rows).argmax(axis=1)]
+
+    encoded = schema.encode(X)
+    answers, failures = decisions_now(model, schema, model.classes_, encoded, "warn")
+    assert answers.decision.tolist() == [0, 0, 1, 1] and failures == {}
+    broken = FailsOnTwo()
+    answers, failures = decisions_now(broken, schema, broken.classes_, encoded, "warn")
+    assert answers.decision.tolist() == [0, 0, -1, 1]
+    assert list(failures) == [2] and "not this one" in failures[2]
+    with pytest.raises(ValueError, match="not this one"):
+        decisions_now(broken, schema, broken.classes_, encoded, "raise")
 
 
 # ---------------------------------------------------------------------- #
