@@ -38,11 +38,6 @@ from sklearn_cscf._targets import make_target, nothing_to_explain
 from sklearn_cscf._validation import check_finite, check_like_fit, check_X
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
 
-# training rows the plausibility objective compares final states with
-PLAUSIBILITY_ROWS = 1000
-# neighbours averaged by plausibility=True
-PLAUSIBILITY_NEIGHBORS = 5
-
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     """Consequence-aware sequential counterfactuals (CSCF).

@@ -7,6 +7,12 @@
   asked (by a 64-bit hash of the encoded state), within a bounded size.
 - :func:`ask` answers a batch of states of many instances: remembered states
   from the memos, every other distinct state in one model call.
+- :func:`decisions_now`: the model's answer about each row to explain, and
+  the rows it fails on.
+- What the model is: :func:`fit_model` (the given model, or a fitted clone,
+  or the default classifier), :func:`model_classes` (a classifier's classes,
+  or a regressor) and :func:`needs_predict` (whether its ``predict`` is not
+  the arg-max of its probabilities).
 
 What must be reached (the targets) lives in :mod:`sklearn_cscf._targets`.
 """
