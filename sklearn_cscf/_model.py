@@ -391,7 +391,7 @@ def decisions_now(estimator, schema, classes, encoded, errors):
 
 
 def model_classes(estimator, regressor):
-    """The classes of a fitted classifier, or ``None`` for a regressor
+    """The classes (at least two) of a fitted classifier, or ``None`` for a regressor
     (``regressor``: the explainer was given a ``target_range``); a model of
     the other kind is refused."""
     classes = getattr(estimator, "classes_", None)
@@ -411,7 +411,13 @@ def model_classes(estimator, regressor):
             "the explainer reaches a class; for a regressor, give the "
             "output range to reach as target_range=(low, high)."
         )
-    return np.asarray(classes)
+    classes = np.asarray(classes)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"The classifier knows only one class ({classes.tolist()}); "
+            "counterfactuals need at least two classes."
+        )
+    return classes
 
 
 def needs_predict(estimator, schema, X, classes):

@@ -186,13 +186,8 @@ def make_target(
                 f"target_margin of {target_margin!r}."
             )
         return RangeTarget(low, high, target_margin)
-    n = classes.shape[0]
+    n = classes.shape[0]  # at least two (see _model.model_classes)
     target = target_class
-    if n < 2:
-        raise ValueError(
-            f"The classifier knows only one class ({classes.tolist()}); "
-            "counterfactuals need at least two classes."
-        )
     accept = np.vstack([np.eye(n, dtype=bool), ~np.eye(n, dtype=bool)])
     names = [*classes.tolist(), *(f"not {c}" for c in classes.tolist())]
     named_set = False

@@ -157,6 +157,10 @@ def test_model_classes_refuses_the_other_kind_of_model():
         model_classes(classifier, regressor=True)
     with pytest.raises(TypeError, match="no classes_ attribute"):
         model_classes(regressor, regressor=False)
+    one_class = LogisticRegression()
+    one_class.classes_ = np.array(["yes"])
+    with pytest.raises(ValueError, match="only one class"):
+        model_classes(one_class, regressor=False)
 
 
 def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
