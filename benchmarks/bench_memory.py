@@ -29,7 +29,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sklearn_cscf import SequentialCounterfactualExplainer, _explainer
+from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf import _driver as _explainer  # the run driver: blocks, assembly
 from sklearn_cscf.datasets import (
     credit_actions,
     credit_feature_graph,

@@ -31,9 +31,9 @@ The public surface:
 from sklearn_cscf import datasets, metrics, plotting
 from sklearn_cscf._explainer import SequentialCounterfactualExplainer
 from sklearn_cscf._make_actions import make_actions
+from sklearn_cscf._replay import replay
 from sklearn_cscf.actions import Action
 from sklearn_cscf.graph import FeatureGraph
-from sklearn_cscf.replay import replay
 from sklearn_cscf.reporting import (
     describe,
     read_explanations,

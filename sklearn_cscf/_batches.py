@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import build_details, build_frame, build_states
-from sklearn_cscf._result import STATUS_ALREADY_TARGET, STATUS_OK, compact
+from sklearn_cscf._result import compact
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
 
 
 @dataclass

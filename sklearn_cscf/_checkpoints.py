@@ -38,13 +38,12 @@ from pathlib import Path
 import cloudpickle
 import numpy as np
 
-from sklearn_cscf._result import (
+from sklearn_cscf._result import Diagnostics, InstanceResult
+from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_ERROR,
     STATUS_NO_COUNTERFACTUAL,
     STATUS_OK,
-    Diagnostics,
-    InstanceResult,
 )
 
 CHECKPOINT_VERSION = 3

@@ -11,6 +11,7 @@ kind of frame it was fitted on (a pipeline fitted on polars expects polars).
 polars is optional: it is never imported unless a polars object is passed.
 """
 
+import numpy as np
 import pandas as pd
 
 __all__ = ["frame_library", "to_model_frame", "to_pandas"]
@@ -77,3 +78,23 @@ def to_model_frame(frame, library):
 
         return pl.from_pandas(frame, include_index=False)
     return frame
+
+
+def restore_numbers(column, dtype):
+    """Float ``column`` back in the numeric ``dtype`` of its column in ``X``:
+    an integer dtype where every value is whole; a pandas nullable dtype
+    (``Int64``, ``Float64``) keeps its kind, with ``<NA>`` for a missing value
+    (``Float64`` where an ``Int64`` column got a fraction)."""
+    if dtype is None or column.dtype.kind != "f":
+        return column
+    known = column[~np.isnan(column)]
+    whole = bool(np.all(known == np.round(known)))
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        if dtype.kind in "iu" and whole:
+            return pd.array(column, dtype="Float64").astype(dtype)
+        if dtype.kind in "iuf":
+            return pd.array(column, dtype=dtype if dtype.kind == "f" else "Float64")
+        return column
+    if dtype.kind in "iu" and whole and np.all(np.isfinite(column)):
+        return column.astype(dtype)
+    return column

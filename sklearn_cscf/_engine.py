@@ -30,15 +30,10 @@ from sklearn_cscf._objectives import (
     objective_slices,
 )
 from sklearn_cscf._refine import refine
-from sklearn_cscf._result import (
-    STATUS_ERROR,
-    STATUS_NO_COUNTERFACTUAL,
-    STATUS_OK,
-    Diagnostics,
-    InstanceResult,
-)
+from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
+from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf.actions import describe_error
 
 

@@ -1,48 +1,35 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
-import copy
 import functools
-import hashlib
 import warnings
 from numbers import Integral, Real
 
-import numpy as np
 import pandas as pd
-import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs, parallel_config
-from sklearn.base import BaseEstimator, TransformerMixin, clone
-from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.exceptions import NotFittedError
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
-from sklearn.utils import check_random_state
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import Output, assemble, make_piece
-from sklearn_cscf._checkpoints import Checkpoint, fingerprint
+from sklearn_cscf._batches import Output
+from sklearn_cscf._compile import (
+    compile_actions,
+    compiled_for,
+    feature_info,
+    plausibility_objective,
+    reference_rows,
+)
 from sklearn_cscf._dataframes import frame_library, to_pandas
-from sklearn_cscf._engine import Problem, Shipment, explain_block
-from sklearn_cscf._frames import TEXT
-from sklearn_cscf._make_actions import make_actions
+from sklearn_cscf._driver import Schedule, explain_rows, warn_about_errors
+from sklearn_cscf._engine import Problem
 from sklearn_cscf._model import (
     REPEAT_ROWS,
-    Answers,
-    ClassTarget,
-    ModelAdapter,
-    RangeTarget,
     answers_vary,
-    asking,
+    decisions_now,
+    fit_model,
+    model_classes,
+    needs_predict,
+    probe_rows,
 )
-from sklearn_cscf._objectives import Plausibility, default_objectives
-from sklearn_cscf._result import (
-    STATUS_ALREADY_TARGET,
-    STATUS_ERROR,
-    STATUS_OK,
-    InstanceResult,
-)
-from sklearn_cscf._schema import FeatureSchema, plain_missing
+from sklearn_cscf._objectives import default_objectives
+from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
@@ -51,20 +38,11 @@ from sklearn_cscf._sklearn_compat import (
     _check_feature_names_in,
     _fit_context,
 )
-from sklearn_cscf.actions import (
-    Action,
-    CompiledAction,
-    describe_error,
-    probe_costs,
-)
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
+from sklearn_cscf._targets import make_target, nothing_to_explain
+from sklearn_cscf._validation import check_finite, check_like_fit, check_X
+from sklearn_cscf.actions import probe_costs
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
-
-# training rows on which predict is compared with the probabilities' arg-max
-DECISION_PROBE = 2000
-# training rows the plausibility objective compares final states with
-PLAUSIBILITY_ROWS = 1000
-# neighbours averaged by plausibility=True
-PLAUSIBILITY_NEIGHBORS = 5
 
 
 def _unfitted_on_failure(fit):
@@ -378,7 +356,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self : SequentialCounterfactualExplainer
             The fitted explainer.
         """
-        given, X = X, _as_2d(to_pandas(X))
+        given, X = X, check_X(to_pandas(X))
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
@@ -391,35 +369,29 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         # the model is handed the kind of frame it is fitted on (polars: polars)
         schema.model_frame = frame_library(given)
         polars = schema.model_frame == "polars"
-        self.estimator_ = self._fit_estimator(given if polars else X, y, schema)
-        classes = getattr(self.estimator_, "classes_", None)
-        if self.target_range is not None:
-            if classes is not None:
-                raise ValueError(
-                    "target_range is the output range to reach with a regressor; "
-                    f"this estimator is a classifier (classes {list(classes)}): "
-                    "use target_class."
-                )
-            if not hasattr(self.estimator_, "predict"):
-                raise TypeError("The regressor has no predict method.")
-            self.classes_ = None
-            self._resolve_range()
-            self.uses_predict_ = True
-        else:
-            if classes is None:
-                raise TypeError(
-                    "The estimator has no classes_ attribute: for a classifier "
-                    "the explainer reaches a class; for a regressor, give the "
-                    "output range to reach as target_range=(low, high)."
-                )
-            self.classes_ = np.asarray(classes)
-            self._resolve_target()
-            self.uses_predict_ = _needs_predict(
-                self.estimator_, schema, X, self.classes_
-            )
+        self.estimator_ = fit_model(
+            self.estimator, given if polars else X, y, schema, self.random_state
+        )
+        regressor = self.target_range is not None
+        self.classes_ = model_classes(self.estimator_, regressor=regressor)
+        # a regressor decides by predict alone
+        self.uses_predict_ = regressor or needs_predict(
+            self.estimator_, schema, X, self.classes_
+        )
         # a model whose answers vary has every reported plan checked afresh
         self._model_varies = answers_vary(
-            self.estimator_, schema, _probe_rows(schema, X)[:REPEAT_ROWS], self.classes_
+            self.estimator_,
+            schema,
+            probe_rows(schema, X)[:REPEAT_ROWS],
+            self.classes_,
+        )
+        self._target = make_target(
+            self.classes_,
+            target_class=self.target_class,
+            target_range=self.target_range,
+            target_margin=self.target_margin,
+            min_target_proba=self.min_target_proba,
+            use_predict=self.uses_predict_,
         )
         if self.min_target_proba is not None and (
             self.classes_ is None or not hasattr(self.estimator_, "predict_proba")
@@ -428,16 +400,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
                 "min_target_proba needs a classifier with predict_proba; for a "
                 "regressor, use target_margin."
             )
-        immutable = self._immutable_features(schema)
-        actions = self._resolve_actions(X, immutable)
-        self._compiled_actions = [CompiledAction(a, schema) for a in actions]
-        for action in self._compiled_actions:
-            for k in action.affects:
-                if schema.names[k] in immutable:
-                    raise ValueError(
-                        f"Action {action.name!r} changes {schema.names[k]!r}, "
-                        "which is listed in immutable_features."
-                    )
+        self._compiled_actions = compile_actions(
+            self.actions, schema, self.immutable_features, X
+        )
         self._compiled_graph = CompiledGraph(
             self.feature_graph, schema, self._compiled_actions
         )
@@ -445,172 +410,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self._schema = schema
         # the rows plausibility compares final states with: kept only when
         # it is on, so that a pickled explainer holds no training rows else
-        self._reference = None
-        if self.plausibility is not False:
-            rows = schema.encode(X)
-            if rows.shape[0] > PLAUSIBILITY_ROWS:
-                pick = np.random.default_rng(0).choice(
-                    rows.shape[0], PLAUSIBILITY_ROWS, replace=False
-                )
-                rows = rows[np.sort(pick)]
-            self._reference = rows
-        self.actions_ = [action.resolved() for action in self._compiled_actions]
-        self.feature_kinds_ = {
-            name: "categorical" if schema.is_categorical[j] else "numeric"
-            for j, name in enumerate(schema.names)
-        }
-        self.feature_ranges_ = {
-            name: (float(schema.low[j]), float(schema.high[j]))
-            for j, name in enumerate(schema.names)
-            if not schema.is_categorical[j]
-        }
-        self.categories_ = {
-            name: list(schema.categories[j])
-            for j, name in enumerate(schema.names)
-            if schema.is_categorical[j]
-        }
-        return self
-
-    def _fit_estimator(self, X, y, schema):
-        estimator = self.estimator
-        if estimator is not None and _is_fitted(estimator):
-            return estimator
-        if y is None:
-            raise ValueError(
-                "y is required in fit when the estimator is None or not fitted "
-                "yet; pass fit(X, y) or a fitted estimator. Inside GridSearchCV "
-                "or cross_validate, which clone the explainer (a clone of a "
-                "fitted model is unfitted), wrap the fitted model in "
-                "sklearn.frozen.FrozenEstimator to keep it as it is."
-            )
-        if estimator is None:
-            estimator = _default_estimator(schema, self.random_state)
-        elif not hasattr(estimator, "fit"):
-            raise TypeError(
-                f"The estimator {type(estimator).__name__} is not fitted and has "
-                "no fit method."
-            )
-        else:
-            try:
-                estimator = clone(estimator)
-            except TypeError as exc:
-                raise TypeError(
-                    f"The unfitted estimator {type(estimator).__name__} cannot be "
-                    f"cloned ({exc}); fit it first and pass the fitted model."
-                ) from None
-        with asking(
-            estimator, "in its fit on the X and y given to the explainer's fit"
-        ):
-            return estimator.fit(X, y)
-
-    def _resolve_target(self):
-        """The acceptable classes of each target code.
-
-        Codes ``0 .. C-1`` accept one class, ``C .. 2C-1`` every class but
-        one (``"opposite"`` on a multiclass model), ``2C`` a set given as
-        ``target_class``.
-        """
-        classes = self.classes_
-        n = classes.shape[0]
-        target = self.target_class
-        if n < 2:
-            raise ValueError(
-                f"The classifier knows only one class ({classes.tolist()}); "
-                "counterfactuals need at least two classes."
-            )
-        accept = np.vstack([np.eye(n, dtype=bool), ~np.eye(n, dtype=bool)])
-        names = [*classes.tolist(), *(f"not {c}" for c in classes.tolist())]
-        self._set_target = False
-        if isinstance(target, list | tuple | set | frozenset | np.ndarray | pd.Index):
-            labels = list(target)
-            unknown = [v for v in labels if not (classes == v).any()]
-            if not labels or unknown:
-                raise ValueError(
-                    f"target_class={target!r}: "
-                    + (f"{unknown} are not" if unknown else "an empty set holds no")
-                    + f" classes of the estimator ({classes.tolist()})."
-                )
-            chosen = np.isin(classes, labels)
-            accept = np.vstack([accept, chosen])
-            names.append(" or ".join(str(c) for c in classes[chosen]))
-            self._target_code = 2 * n
-            self._set_target = True
-        elif target is None and n == 2:
-            self._target_code = 1
-        elif target is None or (isinstance(target, str) and target == "opposite"):
-            self._target_code = None  # from each row's decision
-            self._set_target = n > 2
-        else:
-            matches = np.flatnonzero(classes == target)
-            if matches.size == 0:
-                raise ValueError(
-                    f"target_class={target!r} is not one of the estimator's "
-                    f"classes {classes.tolist()}."
-                )
-            self._target_code = int(matches[0])
-        self._accept = accept
-        # a set of classes has a name, not a label: the column is then text
-        self._target_names = (
-            pd.array([str(v) for v in names], dtype=TEXT)
-            if self._set_target
-            else classes
+        self._reference = (
+            None if self.plausibility is False else reference_rows(schema, X)
         )
-
-    def _resolve_range(self):
-        low, high = _range(self.target_range)
-        if not high - low > 2 * self.target_margin:
-            raise ValueError(
-                f"target_range={self.target_range!r} leaves no room inside a "
-                f"target_margin of {self.target_margin!r}."
-            )
-        self._target_names = pd.array([f"[{low:g}, {high:g}]"], dtype=TEXT)
-
-    def _target(self):
-        """The target object of the search."""
-        if self.classes_ is None:
-            low, high = _range(self.target_range)
-            return RangeTarget(low, high, self.target_margin)
-        return ClassTarget(self._accept, self.uses_predict_, self.min_target_proba)
-
-    def _target_codes(self, decision):
-        """Each row's target code, from the model's decision now (-1: unknown)."""
-        if self.classes_ is None:
-            return np.zeros(decision.shape[0], dtype=np.intp)
-        if self._target_code is not None:
-            return np.full(decision.shape[0], self._target_code, dtype=np.intp)
-        n = self.classes_.shape[0]
-        codes = 1 - decision if n == 2 else n + decision  # "opposite"
-        return np.where(decision >= 0, codes, -1)
-
-    def _immutable_features(self, schema):
-        if self.immutable_features is None:
-            return set()
-        immutable = list(np.asarray(self.immutable_features, dtype=object).ravel())
-        for name in immutable:
-            schema.column(name, what="immutable_features:")
-        return set(immutable)
-
-    def _resolve_actions(self, X, immutable):
-        if self.actions is None:
-            # make_actions' defaults: costs per interquartile range, per change
-            frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)
-            if all(name in immutable for name in frame.columns):
-                raise ValueError("Every feature is immutable: there is nothing to do.")
-            return make_actions(frame, immutable=list(immutable))
-        actions = list(self.actions)
-        if not actions:
-            raise ValueError("actions is empty; give at least one Action.")
-        names = set()
-        for action in actions:
-            if not isinstance(action, Action):
-                raise TypeError(
-                    "actions must hold Action objects, got "
-                    f"{type(action).__name__}: {action!r}."
-                )
-            if action.name in names:
-                raise ValueError(f"Two actions are named {action.name!r}.")
-            names.add(action.name)
-        return actions
+        self.actions_ = [action.resolved() for action in self._compiled_actions]
+        self.feature_kinds_, self.feature_ranges_, self.categories_ = feature_info(
+            schema
+        )
+        return self
 
     # ------------------------------------------------------------------ #
     def _settings(self):
@@ -624,52 +431,25 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             n_iter_no_change=self.n_iter_no_change,
         )
 
-    def _compiled_for(self, X):
-        """The schema, actions and graph to explain ``X`` with: those of
-        ``fit``, or copies that also know the categories ``X`` brings."""
-        unseen = self._schema.unseen_categories(X)
-        if not unseen:
-            return self._schema, self._compiled_actions, self._compiled_graph
-        schema = copy.deepcopy(self._schema)
-        for j, labels in unseen.items():
-            for label in labels:
-                schema.add_category(j, label)
-        actions = [CompiledAction(a.action, schema) for a in self._compiled_actions]
-        return schema, actions, CompiledGraph(self.feature_graph, schema, actions)
-
-    def _plausibility(self, schema, actions, target, codes):
-        """The plausibility objective for rows of target ``codes``, or None."""
-        if self.plausibility is False:
-            return None
-        if self._reference is None:
-            raise ValueError(
-                "plausibility was turned on after fit: fit the explainer again "
-                "(it keeps training rows to compare with only when plausibility "
-                "is on at fit)."
-            )
-        k = PLAUSIBILITY_NEIGHBORS if self.plausibility is True else self.plausibility
-        answers, _ = self._decisions(self._reference, schema)
-        known = answers.decision >= 0
-        accepted = {}
-        for code in np.unique(codes[codes >= 0]).tolist():
-            mask = np.zeros(known.shape[0], dtype=bool)
-            mask[known] = (
-                target.gap(answers.take(known), np.full(known.sum(), code)) == 0
-            )
-            accepted[code] = mask
-        changed = sorted({k for action in actions for k in action.affects})
-        return Plausibility(schema, self._reference, accepted, changed, k)
-
     def _problem(self, schema, actions, graph, codes):
         """What every instance's search shares."""
-        target = self._target()
-        plausibility = self._plausibility(schema, actions, target, codes)
+        plausibility = plausibility_objective(
+            self.plausibility,
+            self._reference,
+            schema,
+            actions,
+            self._target,
+            codes,
+            estimator=self.estimator_,
+            classes=self.classes_,
+            errors=self.errors,
+        )
         return Problem(
             schema=schema,
             actions=actions,
             graph=graph,
             objectives=default_objectives(schema, actions, plausibility),
-            target=target,
+            target=self._target,
             settings=self._settings(),
             estimator=self.estimator_,
             classes=self.classes_,
@@ -678,176 +458,78 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             recheck=getattr(self, "_model_varies", False),
         )
 
-    def _run(self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False):
-        """Explain every row of ``X``: the output frames and, per row, the
-        encoded state ``transform`` reports.
-
-        Returns ``(X, frame, states, details, finals, schema)``.
-        """
+    def _explain_rows(
+        self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False
+    ):
+        """Explain every row of ``X``: checked, encoded, asked about, then
+        handed to the run driver. Returns ``(X, explained, schema)``."""
         check_is_fitted(self)
-        X = _as_2d(to_pandas(X))
-        _check_like_fit(X, self._schema)
+        X = check_X(to_pandas(X))
+        check_like_fit(X, self._schema)
         validate_data(self, X, skip_check_array=True, reset=False)
-        schema, actions, graph = self._compiled_for(X)
+        schema, actions, graph = compiled_for(
+            X,
+            self._schema,
+            self._compiled_actions,
+            self._compiled_graph,
+            self.feature_graph,
+        )
         encoded = schema.encode(X)
-        _check_finite(encoded, schema)
+        check_finite(encoded, schema)
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        n = encoded.shape[0]
-        answers, failures = self._decisions(encoded, schema)
-        targets = self._target_codes(answers.decision)
-        problem = self._problem(schema, actions, graph, targets)
-        known = answers.decision >= 0
-        reached = np.zeros(n, dtype=bool)
-        reached[known] = problem.target.gap(answers.take(known), targets[known]) == 0
-        needing = np.flatnonzero(known & ~reached)
-        shipment = Shipment(problem)
+        decisions, failures = decisions_now(
+            self.estimator_, schema, self.classes_, encoded, self.errors
+        )
+        codes = self._target.codes(decisions.decision)
+        problem = self._problem(schema, actions, graph, codes)
         output = Output(
             schema,
             actions,
-            self._target_names,
+            self._target.names,
             problem.target.reported,
             ("plausibility",) if self.plausibility is not False else (),
             self.max_plans,
             self.all_orders,
         )
-        entropy = _base_entropy(self.random_state)
-        store = None
-        if checkpoint is not None:
-            store = Checkpoint(
-                checkpoint,
-                fingerprint(
-                    problem,
-                    encoded,
-                    targets,
-                    index,
-                    self.random_state,
-                    (self.max_plans, self.all_orders),
-                ),
-                entropy,
-                shared=shared_checkpoint,
-            )
-            entropy = store.entropy
-
-        pieces, remaining = [], np.arange(n)
-        if store is not None:
-            pieces = [
-                make_piece(done, rows, index[rows], output, with_states, found=found)
-                for rows, done, found in store.load()
-            ]
-            finished = [p.positions for p in pieces]
-            remaining = np.setdiff1d(remaining, np.concatenate([[], *finished]))
-        # rows that need no search (already of the target class, or the model
-        # failed on them) ride along with the searched rows around them, so
-        # that each piece covers consecutive rows
-        searched = np.intersect1d(needing, remaining)
-        quick = {
-            int(r): InstanceResult(
-                x0=encoded[r],
-                target=int(targets[r]),
-                status=STATUS_ERROR if r in failures else STATUS_ALREADY_TARGET,
-                message=failures.get(r),
-            )
-            for r in np.setdiff1d(remaining, searched)
-        }
-        seeds = [_instance_seed(entropy, encoded[r], targets[r]) for r in searched]
-        blocks = _blocks(searched.size, self.batch_size, effective_n_jobs(self.n_jobs))
-        tasks = (
-            delayed(_explain_block)(
-                shipment,
-                encoded[searched[block]],
-                targets[searched[block]],
-                [seeds[k] for k in block],
-                self.errors,
-            )
-            for block in blocks
+        schedule = Schedule(
+            batch_size=self.batch_size,
+            n_jobs=self.n_jobs,
+            errors=self.errors,
+            verbose=self.verbose,
+            random_state=self.random_state,
         )
-        # each block's piece also takes the quick rows up to its last row
-        ends = [int(searched[block[-1]]) for block in blocks[:-1]] + [n]
-        with _progress(self.verbose, searched.size) as progress:
-            parallel = Parallel(n_jobs=self.n_jobs, return_as="generator")
-            for block, end, found in zip(blocks, ends, parallel(tasks)):
-                rows = {int(r): result for r, result in zip(searched[block], found)}
-                rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
-                pieces.append(self._piece(rows, index, output, with_states, store))
-                progress.update(len(found))
-        if quick or not pieces:  # quick rows after the last block; or no row
-            pieces.append(self._piece(quick, index, output, with_states, store))
-        frame, states, details, finals = assemble(pieces, n, schema.n_features)
-        _warn_about_errors(details)
-        # one accepted row is common; several and nothing else hints at a
-        # wrong target class
-        if n > 1 and (details["status"] == STATUS_ALREADY_TARGET).all():
-            labels = sorted({str(self._target_names[t]) for t in targets})
-            if self.classes_ is None:
-                message = (
-                    f"Every row of X is already predicted in the target "
-                    f"range {labels[0]}: nothing to explain. Is that the range "
-                    f"to reach? target_range={self.target_range!r}."
-                )
-            else:
-                named = (
-                    "the positive class"
-                    if self.target_class is None
-                    else "target_class"
-                )
-                message = (
-                    f"Every row of X is already of the target class "
-                    f"{', '.join(map(repr, labels))}: nothing to explain. Is "
-                    f"that the class to reach? It is {named} (target_class="
-                    f"{self.target_class!r}); the model's classes are "
-                    f"{self.classes_.tolist()}."
-                )
-            warnings.warn(message, UserWarning, stacklevel=3)
-        return X, frame, states, details, finals, schema
-
-    def _piece(self, results, index, output, with_states, store):
-        """The output of ``{position: result}`` (saved to ``store``)."""
-        positions = np.array(sorted(results), dtype=np.intp)
-        return make_piece(
-            [results[r] for r in positions],
-            positions,
-            index[positions],
+        explained = explain_rows(
+            problem,
             output,
-            with_states,
-            store,
+            encoded,
+            index,
+            decisions=decisions,
+            failures=failures,
+            codes=codes,
+            schedule=schedule,
+            checkpoint=checkpoint,
+            shared_checkpoint=shared_checkpoint,
+            with_states=with_states,
         )
-
-    def _decisions(self, encoded, schema):
-        """The model's :class:`Answers` about each row now (its own
-        ``predict`` decides); decision ``-1`` where it raised, with the
-        message (``{row: message}``)."""
-        model = ModelAdapter(
-            self.estimator_,
-            schema,
-            self.classes_,
-            use_predict=hasattr(self.estimator_, "predict"),
-        )
-        n = encoded.shape[0]
-        try:
-            if n == 0:
-                return Answers(np.empty(0, dtype=np.intp), None), {}
-            return model.answer(encoded), {}
-        except Exception:
-            if self.errors == "raise":
-                raise
-        # one row at a time: which rows does the model fail on?
-        decision = np.full(n, -1, dtype=np.intp)
-        output = np.full((n, model.width), np.nan) if model.has_output else None
-        failures = {}
-        for r in range(n):
-            try:
-                one = model.answer(encoded[r : r + 1])
-            except Exception as exc:
-                failures[r] = describe_error(exc)
-                continue
-            decision[r] = one.decision[0]
-            if output is not None:
-                output[r] = one.output[0]
-        return Answers(decision, output), failures
+        warn_about_errors(explained.details, stacklevel=3)
+        # one accepted row is common; several and nothing else hints at a
+        # wrong target
+        statuses = explained.details["status"]
+        if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
+            message = nothing_to_explain(
+                self._target,
+                codes,
+                classes=self.classes_,
+                target_class=self.target_class,
+                target_range=self.target_range,
+            )
+            warnings.warn(message, UserWarning, stacklevel=3)
+        return X, explained, schema
 
     def explain(
         self,
         X,
+        *,
         return_states=False,
         return_details=False,
         checkpoint=None,
@@ -904,8 +586,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             states sent to the classifier), ``model_seconds`` (its share, by
             rows, of those calls' time), ``total_seconds`` (its share of its
             block's time), ``n_refined`` (sequences of the front, before
-            ``max_plans`` and ``all_orders``, made cheaper by refinement) and
-            ``message``.
+            ``max_plans`` and ``all_orders``, refined and cheaper than the
+            cheapest sequence the search found) and ``message``.
 
         Other Parameters
         ----------------
@@ -925,17 +607,17 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (writable by all, or owned by someone else). Refused by default:
             whoever can write there can change the results you load.
         """
-        _, frame, states, details, _, _ = self._run(
+        _, explained, _ = self._explain_rows(
             X,
             with_states=return_states,
             checkpoint=checkpoint,
             shared_checkpoint=shared_checkpoint,
         )
-        out = [frame]
+        out = [explained.frame]
         if return_states:
-            out.append(states)
+            out.append(explained.states)
         if return_details:
-            out.append(details)
+            out.append(explained.details)
         return out[0] if len(out) == 1 else tuple(out)
 
     def transform(self, X):
@@ -955,9 +637,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             RangeIndex for an array): the row itself where it is already of
             the target class, NaN where no sequence was found.
         """
-        X, _, _, _, finals, schema = self._run(X)
+        X, explained, schema = self._explain_rows(X)
         index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        return schema.to_frame(finals, index=index)
+        return schema.to_frame(explained.finals, index=index)
 
     def get_feature_names_out(self, input_features=None):
         """Get the names of the columns of :meth:`transform`: the input features.
@@ -1033,11 +715,21 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         sklearn_cscf.metrics.ExplanationScorer : Validity, cost, length,
             diversity and search time from one explain call, for grid search.
         """
-        _, _, _, details, _, _ = self._run(X)
+        details = self._explain_rows(X)[1].details
         statuses = details["status"][details["status"] != STATUS_ALREADY_TARGET]
         if statuses.empty:
             return 1.0
         return float((statuses == STATUS_OK).mean())
+
+    def _what_to_reach(self):
+        """The parameters saying what must be reached, by name: replay
+        derives the target from them on its own."""
+        return {
+            "target_class": self.target_class,
+            "target_range": self.target_range,
+            "target_margin": self.target_margin,
+            "min_target_proba": self.min_target_proba,
+        }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -1053,240 +745,3 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []
         tags.non_deterministic = self.random_state is None
         return tags
-
-
-# ---------------------------------------------------------------------- #
-def _explain_block(shipment, x0, targets, seeds, errors):
-    """Search and describe a block of encoded instances (a worker's task)."""
-    # One BLAS/OpenMP thread, as in joblib's workers: results do not depend on
-    # n_jobs, and several workers do not oversubscribe the cores. The model's
-    # own joblib calls (a ColumnTransformer's, say) run in place: under the
-    # Dask backend they would otherwise become cluster tasks, a round trip
-    # through the scheduler at every model call.
-    with threadpool_limits(limits=1), parallel_config(backend="sequential"):
-        return explain_block(shipment.problem, x0, targets, seeds, errors)
-
-
-def _warn_about_errors(details):
-    failed = details[details["status"] == STATUS_ERROR]
-    if len(failed):
-        label, message = failed["instance"].iloc[0], failed["message"].iloc[0]
-        if isinstance(label, np.generic):  # 286, not np.int64(286)
-            label = label.item()
-        warnings.warn(
-            f"{len(failed)} of {len(details)} rows could not be explained and "
-            "have the status 'error' (see the 'message' column; errors='raise' "
-            f"raises at once). The first, row {label!r}: {message}",
-            UserWarning,
-            stacklevel=4,
-        )
-
-
-def _probe_rows(schema, X):
-    """Up to ``DECISION_PROBE`` encoded rows of the training data."""
-    rows = schema.encode(X)
-    if rows.shape[0] > DECISION_PROBE:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], DECISION_PROBE, replace=False
-        )
-        rows = rows[np.sort(pick)]
-    return rows
-
-
-def _needs_predict(estimator, schema, X, classes):
-    """Whether the model's decisions must come from its ``predict``: it has no
-    ``predict_proba``, or its ``predict`` is not the arg-max of its
-    probabilities on (up to ``DECISION_PROBE`` rows of) the training data, as
-    with a tuned decision threshold. The probabilities are checked on the way
-    (finite, in [0, 1])."""
-    if not hasattr(estimator, "predict_proba"):
-        return True
-    rows = _probe_rows(schema, X)
-    model = ModelAdapter(estimator, schema, classes)
-    X_rows = schema.to_model_input(rows)
-    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
-        chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
-        if not model.has_predict:
-            return False
-        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
-
-
-def _blocks(n, batch_size, n_workers):
-    """Row positions of each block: at most ``batch_size`` rows, and at least
-    one block per worker while there are rows to share."""
-    if n == 0:
-        return []
-    n_blocks = max(-(-n // batch_size), min(n, n_workers))
-    return np.array_split(np.arange(n), n_blocks)
-
-
-class _NoProgress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, n=1):
-        pass
-
-
-def _progress(verbose, total):
-    """A tqdm bar over instances when ``verbose``; tqdm is imported only then."""
-    if not verbose:
-        return _NoProgress()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="Explaining", unit="instance")
-
-
-def _base_entropy(random_state):
-    if random_state is None:
-        return np.random.SeedSequence().entropy
-    if isinstance(random_state, Integral):
-        return int(random_state)
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def _instance_seed(entropy, x0, target):
-    """Seed from the explainer's entropy and the instance's own values."""
-    digest = hashlib.blake2b(
-        np.ascontiguousarray(x0, dtype=float).tobytes() + str(int(target)).encode(),
-        digest_size=16,
-    ).digest()
-    words = np.frombuffer(digest, dtype=np.uint32).tolist()
-    return np.random.SeedSequence([entropy, *words])
-
-
-def _as_2d(X):
-    if isinstance(X, pd.DataFrame):
-        if isinstance(X.columns, pd.MultiIndex):
-            raise ValueError(
-                "X has MultiIndex columns; give it one level of column names, "
-                "e.g. X.columns = ['_'.join(map(str, c)) for c in X.columns]."
-            )
-        return X
-    if sp.issparse(X):
-        raise TypeError(
-            "Sparse data is not supported: pass a dense array or a DataFrame "
-            "holding the raw features the classifier takes."
-        )
-    if isinstance(X, pd.Series):
-        raise ValueError(
-            "X is a Series; pass a DataFrame (e.g. series.to_frame().T for one row)."
-        )
-    array = np.asarray(X)
-    if array.ndim != 2:
-        raise ValueError(
-            f"Expected a 2-dimensional X (n_samples, n_features), got shape "
-            f"{array.shape}. Reshape your data, e.g. X.reshape(1, -1) for a "
-            "single row."
-        )
-    return array
-
-
-def _range(target_range):
-    """``(low, high)`` of a target range, checked."""
-    try:
-        low, high = target_range
-        low = -np.inf if low is None else float(low)
-        high = np.inf if high is None else float(high)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"target_range must be (low, high), two numbers; got {target_range!r}."
-        ) from None
-    if np.isnan(low) or np.isnan(high) or not low < high:
-        raise ValueError(
-            f"target_range must be (low, high) with low < high; got "
-            f"{target_range!r} (use None, -inf or inf for an open end)."
-        )
-    return low, high
-
-
-def _check_finite(encoded, schema):
-    """No infinite number. A missing number goes to the model as it is: a
-    model that cannot take it fails for that row alone, which is then
-    reported with status ``"error"`` (the tags of a pipeline that imputes
-    often claim it cannot take NaN, so they are not trusted to refuse)."""
-    numbers = encoded[:, ~schema.is_categorical]
-    names = [n for n, c in zip(schema.names, schema.is_categorical) if not c]
-    bad = np.isinf(numbers)
-    if bad.any():
-        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
-        raise ValueError(f"Input X contains infinite values in column {column!r}.")
-
-
-def _check_like_fit(X, schema):
-    """Rows are matched to the features of ``fit`` by name, never silently by
-    position; each row needs its own label."""
-    if isinstance(X, pd.DataFrame):
-        if not schema.is_frame:
-            raise TypeError(
-                "The explainer was fitted on an array, so its features have no "
-                "names; pass an array (e.g. X.to_numpy()) with the columns in the "
-                "order of fit."
-            )
-        if list(X.columns) != schema.names:
-            raise ValueError(
-                f"X has the columns {list(X.columns)}; the explainer was fitted "
-                f"on {schema.names} (same names, same order)."
-            )
-        if isinstance(X.index, pd.MultiIndex):
-            raise ValueError(
-                f"X has a MultiIndex of {X.index.nlevels} levels as row labels; "
-                "the output names each row by one label, which files (CSV, "
-                "parquet) keep: give X one level, e.g. X.reset_index() or "
-                "X.set_axis(['/'.join(map(str, k)) for k in X.index])."
-            )
-        duplicated = X.index[X.index.duplicated()]
-        if len(duplicated):
-            raise ValueError(
-                f"X has duplicate index labels {duplicated.unique()[:5].tolist()}; "
-                "the output names each row by its label, so each row needs its "
-                "own (e.g. X.reset_index(drop=True))."
-            )
-    elif schema.is_frame:
-        raise TypeError(
-            f"The explainer was fitted on a DataFrame with the columns "
-            f"{schema.names}; pass a DataFrame with these columns, not "
-            f"{type(X).__name__} matched by position."
-        )
-
-
-def _is_fitted(estimator):
-    if hasattr(estimator, "__sklearn_is_fitted__"):
-        return bool(estimator.__sklearn_is_fitted__())
-    try:
-        check_is_fitted(estimator)
-    except NotFittedError:
-        return False
-    except TypeError:
-        # not a scikit-learn estimator: trust it when it looks fitted
-        return hasattr(estimator, "classes_")
-    return True
-
-
-def _default_estimator(schema, random_state):
-    model = HistGradientBoostingClassifier(random_state=random_state)
-    categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
-    # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
-    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
-    nullable = (
-        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
-        if nullable
-        else []
-    )
-    if not categorical:
-        return make_pipeline(*nullable, model) if nullable else model
-    encode = ColumnTransformer(
-        [
-            (
-                "categories",
-                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                categorical,
-            )
-        ],
-        remainder="passthrough",
-    )
-    return make_pipeline(*nullable, encode, model)

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import frame_library
-from sklearn_cscf._result import STATUS_OK, Diagnostics, plan_ids
+from sklearn_cscf._result import Diagnostics, plan_ids
+from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 

@@ -1,4 +1,4 @@
-"""The black box: batched model calls, remembered answers, and the target.
+"""The black box: batched model calls, remembered answers, what the model is.
 
 - :class:`ModelAdapter` calls the fitted model (a classifier or a regressor)
   on encoded states (one call for a whole batch), checks what it returns and
@@ -7,9 +7,14 @@
   asked (by a 64-bit hash of the encoded state), within a bounded size.
 - :func:`ask` answers a batch of states of many instances: remembered states
   from the memos, every other distinct state in one model call.
-- :class:`ClassTarget` (a class, or a set of acceptable classes, optionally
-  with a minimum probability) and :class:`RangeTarget` (a range of a
-  regressor's output) say how far an answer is from what must be reached.
+- :func:`decisions_now`: the model's answer about each row to explain, and
+  the rows it fails on.
+- What the model is: :func:`fit_model` (the given model, or a fitted clone,
+  or the default classifier), :func:`model_classes` (a classifier's classes,
+  or a regressor) and :func:`needs_predict` (whether its ``predict`` is not
+  the arg-max of its probabilities).
+
+What must be reached (the targets) lives in :mod:`sklearn_cscf._targets`.
 """
 
 import time
@@ -18,11 +23,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.utils.validation import check_is_fitted
 
-from sklearn_cscf.actions import blame
+from sklearn_cscf._schema import plain_missing
+from sklearn_cscf.actions import blame, describe_error
 
-# a state that misses the target class is at least this far from it
-MIN_GAP = 1e-6
 # answers remembered per instance before its memo starts afresh
 MEMO_LIMIT = 50_000
 # probabilities are kept to this many decimals: a model's arithmetic may round
@@ -33,6 +45,8 @@ PROBA_DECIMALS = 10
 PROBA_TOLERANCE = 1e-9
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
+# training rows on which predict is compared with the probabilities' arg-max
+DECISION_PROBE = 2000
 # rows of fit on which the model is asked twice: do its answers vary?
 REPEAT_ROWS = 256
 
@@ -198,59 +212,6 @@ class ModelAdapter:
         return proba
 
 
-@contextmanager
-def asking(estimator, doing):
-    """Re-raise an exception of the model with what was being done: the same
-    type where it can be built from a message (else ``RuntimeError``), the
-    model's own exception as its ``__cause__``."""
-    try:
-        yield
-    except Exception as exc:
-        message = (
-            f"The estimator {type(estimator).__name__} raised "
-            f"{type(exc).__name__} {doing}: {exc}"
-        )
-        try:
-            wrapped = type(exc)(message)
-        except Exception:
-            wrapped = RuntimeError(message)
-        raise wrapped from exc
-
-
-def answers_vary(estimator, schema, rows, classes):
-    """Ask the model twice about the same encoded ``rows`` (its
-    probabilities, or its predictions); warn and return True when the
-    answers differ: the search remembers answers, so such a model needs
-    every reported plan checked afresh."""
-    X = schema.to_model_input(rows)
-    method = "predict" if classes is None else "predict_proba"
-    if not hasattr(estimator, method):
-        method = "predict"
-    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
-        first = np.asarray(getattr(estimator, method)(X))
-        second = np.asarray(getattr(estimator, method)(X))
-    if first.shape == second.shape and (
-        np.array_equal(first, second)
-        or (
-            first.dtype.kind in "fiub"
-            and np.allclose(first, second, rtol=0, atol=10.0**-PROBA_DECIMALS)
-        )
-    ):
-        return False
-    warnings.warn(
-        f"The estimator {type(estimator).__name__} gave different answers "
-        f"when its {method} was asked twice about the same rows: it is not "
-        "deterministic. Answers are remembered within each search, so the "
-        "search sees one answer per state; every reported plan is checked "
-        "with a fresh call of the model, and a plan it does not accept then "
-        "is not reported.",
-        UserWarning,
-        stacklevel=4,
-    )
-    return True
-
-
 # ---------------------------------------------------------------------- #
 # remembered answers
 # ---------------------------------------------------------------------- #
@@ -402,102 +363,221 @@ def ask(model, memos, usage, groups, states):
 
 
 # ---------------------------------------------------------------------- #
-# the target
+# what the model is
 # ---------------------------------------------------------------------- #
-class ClassTarget:
-    """Reach an acceptable class: the model's decision must be one of them.
+def decisions_now(estimator, schema, classes, encoded, errors):
+    """The model's :class:`Answers` about each row now (its own ``predict``
+    decides); decision ``-1`` where it raised, with the message
+    (``{row: message}``)."""
+    model = ModelAdapter(
+        estimator, schema, classes, use_predict=hasattr(estimator, "predict")
+    )
+    n = encoded.shape[0]
+    try:
+        if n == 0:
+            return Answers(np.empty(0, dtype=np.intp), None), {}
+        return model.answer(encoded), {}
+    except Exception:
+        if errors == "raise":
+            raise
+    # one row at a time: which rows does the model fail on?
+    decision = np.full(n, -1, dtype=np.intp)
+    output = np.full((n, model.width), np.nan) if model.has_output else None
+    failures = {}
+    for r in range(n):
+        try:
+            one = model.answer(encoded[r : r + 1])
+        except Exception as exc:
+            failures[r] = describe_error(exc)
+            continue
+        decision[r] = one.decision[0]
+        if output is not None:
+            output[r] = one.output[0]
+    return Answers(decision, output), failures
 
-    Each instance has a target code, a row of ``accept`` (which classes are
-    acceptable: one class, or a set such as every class but the one predicted
-    now). The gap of a state is 0 when the model decides for an acceptable
-    class (and, with ``min_proba``, gives the acceptable classes at least
-    that probability together). Otherwise it measures how far the state is
-    (at least ``MIN_GAP``): the lead of the most probable unacceptable class
-    over the most probable acceptable one when the decision is the arg-max of
-    the probabilities; ``1 - P(acceptable)`` when the decision is the model's
-    ``predict`` (its threshold may lie anywhere); how much probability is
-    missing below ``min_proba``; 1 for a model without probabilities. The
-    reported score of a state is the probability of the acceptable classes.
 
-    Parameters
-    ----------
-    accept : ndarray of shape (n_codes, n_classes) of bool
-        The acceptable classes of each target code.
-    use_predict : bool, default=False
-        Whether the decisions come from the model's ``predict``.
-    min_proba : float, default=None
-        The probability the acceptable classes must reach.
-    """
-
-    reported = "target_proba"
-
-    def __init__(self, accept, use_predict=False, min_proba=None):
-        self.accept = np.asarray(accept, dtype=bool)
-        self.use_predict = use_predict
-        self.min_proba = min_proba
-
-    def accepts(self, decision, codes):
-        """Whether each decision is an acceptable class."""
-        return self.accept[codes, decision]
-
-    def gap(self, answers, codes):
-        reached = self.accepts(answers.decision, codes)
-        if answers.output is None:
-            return np.where(reached, 0.0, 1.0)
-        proba, accept = answers.output, self.accept[codes]
-        chance = np.where(accept, proba, 0.0).sum(axis=1)
-        if self.use_predict:
-            distance = 1.0 - chance
-        else:
-            distance = np.where(accept, -np.inf, proba).max(axis=1) - np.where(
-                accept, proba, -np.inf
-            ).max(axis=1)
-        distance = np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
-        if self.min_proba is not None:
-            short = chance < self.min_proba
-            distance = np.where(
-                short, np.maximum(distance, self.min_proba - chance + MIN_GAP), distance
+def model_classes(estimator, regressor):
+    """The classes (at least two) of a fitted classifier, or ``None`` for a regressor
+    (``regressor``: the explainer was given a ``target_range``); a model of
+    the other kind is refused."""
+    classes = getattr(estimator, "classes_", None)
+    if regressor:
+        if classes is not None:
+            raise ValueError(
+                "target_range is the output range to reach with a regressor; "
+                f"this estimator is a classifier (classes {list(classes)}): "
+                "use target_class."
             )
-        return distance
+        if not hasattr(estimator, "predict"):
+            raise TypeError("The regressor has no predict method.")
+        return None
+    if classes is None:
+        raise TypeError(
+            "The estimator has no classes_ attribute: for a classifier "
+            "the explainer reaches a class; for a regressor, give the "
+            "output range to reach as target_range=(low, high)."
+        )
+    classes = np.asarray(classes)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"The classifier knows only one class ({classes.tolist()}); "
+            "counterfactuals need at least two classes."
+        )
+    return classes
 
-    def score(self, answers, codes):
-        if answers.output is None:
-            return np.full(codes.shape[0], np.nan)
-        return np.where(self.accept[codes], answers.output, 0.0).sum(axis=1)
+
+def needs_predict(estimator, schema, X, classes):
+    """Whether the model's decisions must come from its ``predict``: it has no
+    ``predict_proba``, or its ``predict`` is not the arg-max of its
+    probabilities on (up to ``DECISION_PROBE`` rows of) the training data, as
+    with a tuned decision threshold. The probabilities are checked on the way
+    (finite, in [0, 1])."""
+    if not hasattr(estimator, "predict_proba"):
+        return True
+    rows = probe_rows(schema, X)
+    model = ModelAdapter(estimator, schema, classes)
+    X_rows = schema.to_model_input(rows)
+    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
+        if not model.has_predict:
+            return False
+        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
-class RangeTarget:
-    """Reach a range of a regressor's output.
+def probe_rows(schema, X):
+    """Up to ``DECISION_PROBE`` encoded rows of the training data."""
+    rows = schema.encode(X)
+    if rows.shape[0] > DECISION_PROBE:
+        pick = np.random.default_rng(0).choice(
+            rows.shape[0], DECISION_PROBE, replace=False
+        )
+        rows = rows[np.sort(pick)]
+    return rows
 
-    A state reaches it when the prediction lies in ``[low + margin, high -
-    margin]``; its gap is otherwise the distance to that interval in units
-    of the range's width (at least ``MIN_GAP``). The reported score is the
-    prediction.
 
-    Parameters
-    ----------
-    low, high : float
-        The range (either may be infinite).
-    margin : float, default=0.0
-        How far inside the range the prediction must lie.
-    """
+@contextmanager
+def asking(estimator, doing):
+    """Re-raise an exception of the model with what was being done: the same
+    type where it can be built from a message (else ``RuntimeError``), the
+    model's own exception as its ``__cause__``."""
+    try:
+        yield
+    except Exception as exc:
+        message = (
+            f"The estimator {type(estimator).__name__} raised "
+            f"{type(exc).__name__} {doing}: {exc}"
+        )
+        try:
+            wrapped = type(exc)(message)
+        except Exception:
+            wrapped = RuntimeError(message)
+        raise wrapped from exc
 
-    reported = "prediction"
 
-    def __init__(self, low, high, margin=0.0):
-        self.low, self.high, self.margin = float(low), float(high), float(margin)
-        width = self.high - self.low
-        self.scale = width if np.isfinite(width) and width > 0 else 1.0
+def answers_vary(estimator, schema, rows, classes):
+    """Ask the model twice about the same encoded ``rows`` (its
+    probabilities, or its predictions); warn and return True when the
+    answers differ: the search remembers answers, so such a model needs
+    every reported plan checked afresh."""
+    X = schema.to_model_input(rows)
+    method = "predict" if classes is None else "predict_proba"
+    if not hasattr(estimator, method):
+        method = "predict"
+    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        first = np.asarray(getattr(estimator, method)(X))
+        second = np.asarray(getattr(estimator, method)(X))
+    if first.shape == second.shape and (
+        np.array_equal(first, second)
+        or (
+            first.dtype.kind in "fiub"
+            and np.allclose(first, second, rtol=0, atol=10.0**-PROBA_DECIMALS)
+        )
+    ):
+        return False
+    warnings.warn(
+        f"The estimator {type(estimator).__name__} gave different answers "
+        f"when its {method} was asked twice about the same rows: it is not "
+        "deterministic. Answers are remembered within each search, so the "
+        "search sees one answer per state; every reported plan is checked "
+        "with a fresh call of the model, and a plan it does not accept then "
+        "is not reported.",
+        UserWarning,
+        stacklevel=4,
+    )
+    return True
 
-    def accepts(self, decision, codes):
-        return np.ones(codes.shape[0], dtype=bool)  # decided by the value alone
 
-    def gap(self, answers, codes):
-        value, exact = answers.output[:, 0], answers.output[:, -1]
-        low, high = self.low + self.margin, self.high - self.margin
-        distance = np.maximum(np.maximum(low - value, value - high), 0.0) / self.scale
-        inside = (exact >= low) & (exact <= high)
-        return np.where(inside, 0.0, distance + MIN_GAP)
+def is_fitted(estimator):
+    """Whether ``estimator`` is fitted (a duck-typed model that looks fitted
+    is trusted)."""
+    if hasattr(estimator, "__sklearn_is_fitted__"):
+        return bool(estimator.__sklearn_is_fitted__())
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    except TypeError:
+        # not a scikit-learn estimator: trust it when it looks fitted
+        return hasattr(estimator, "classes_")
+    return True
 
-    def score(self, answers, codes):
-        return answers.output[:, 0]
+
+def default_estimator(schema, random_state):
+    """The classifier fitted when the explainer is given none: histogram
+    gradient boosting, with the categorical features one-hot encoded."""
+    model = HistGradientBoostingClassifier(random_state=random_state)
+    categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
+    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
+    nullable = (
+        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
+        if nullable
+        else []
+    )
+    if not categorical:
+        return make_pipeline(*nullable, model) if nullable else model
+    encode = ColumnTransformer(
+        [
+            (
+                "categories",
+                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                categorical,
+            )
+        ],
+        remainder="passthrough",
+    )
+    return make_pipeline(*nullable, encode, model)
+
+
+def fit_model(estimator, X, y, schema, random_state):
+    """``estimator`` as it is when fitted; otherwise a fitted clone of it (or
+    of the default classifier when ``None``)."""
+    if estimator is not None and is_fitted(estimator):
+        return estimator
+    if y is None:
+        raise ValueError(
+            "y is required in fit when the estimator is None or not fitted "
+            "yet; pass fit(X, y) or a fitted estimator. Inside GridSearchCV "
+            "or cross_validate, which clone the explainer (a clone of a "
+            "fitted model is unfitted), wrap the fitted model in "
+            "sklearn.frozen.FrozenEstimator to keep it as it is."
+        )
+    if estimator is None:
+        estimator = default_estimator(schema, random_state)
+    elif not hasattr(estimator, "fit"):
+        raise TypeError(
+            f"The estimator {type(estimator).__name__} is not fitted and has "
+            "no fit method."
+        )
+    else:
+        try:
+            estimator = clone(estimator)
+        except TypeError as exc:
+            raise TypeError(
+                f"The unfitted estimator {type(estimator).__name__} cannot be "
+                f"cloned ({exc}); fit it first and pass the fitted model."
+            ) from None
+    with asking(estimator, "in its fit on the X and y given to the explainer's fit"):
+        return estimator.fit(X, y)

@@ -10,11 +10,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-STATUS_OK = "ok"
-STATUS_NO_COUNTERFACTUAL = "no_counterfactual"
-STATUS_ALREADY_TARGET = "already_target"
-STATUS_ERROR = "error"
-
 
 @dataclass
 class Diagnostics:

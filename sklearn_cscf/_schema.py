@@ -14,7 +14,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import to_model_frame
+from sklearn_cscf._dataframes import restore_numbers, to_model_frame
 
 
 def _is_numeric_column(values):
@@ -403,26 +403,6 @@ class FeatureSchema:
     def view(self, states):
         """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
         return StateView(self, states)
-
-
-def restore_numbers(column, dtype):
-    """Float ``column`` back in the numeric ``dtype`` of its column in ``X``:
-    an integer dtype where every value is whole; a pandas nullable dtype
-    (``Int64``, ``Float64``) keeps its kind, with ``<NA>`` for a missing value
-    (``Float64`` where an ``Int64`` column got a fraction)."""
-    if dtype is None or column.dtype.kind != "f":
-        return column
-    known = column[~np.isnan(column)]
-    whole = bool(np.all(known == np.round(known)))
-    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
-        if dtype.kind in "iu" and whole:
-            return pd.array(column, dtype="Float64").astype(dtype)
-        if dtype.kind in "iuf":
-            return pd.array(column, dtype=dtype if dtype.kind == "f" else "Float64")
-        return column
-    if dtype.kind in "iu" and whole and np.all(np.isfinite(column)):
-        return column.astype(dtype)
-    return column
 
 
 def plain_missing(X):

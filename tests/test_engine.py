@@ -18,7 +18,6 @@ from sklearn.preprocessing import OneHotEncoder
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._engine import Shipment, _unpack
-from sklearn_cscf._model import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._search import BRKGA, Evaluation, SearchSettings
 
 SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
@@ -72,44 +71,6 @@ def test_brkga_is_reproducible_from_its_generator():
 
     np.testing.assert_array_equal(run(3), run(3))
     assert not np.array_equal(run(3), run(4))
-
-
-# ---------------------------------------------------------------------- #
-# remembered answers
-# ---------------------------------------------------------------------- #
-def test_state_hashes_equal_exactly_for_equal_states():
-    rng = np.random.default_rng(0)
-    states = rng.integers(0, 3, size=(2000, 5)).astype(float)
-    hashes = state_hashes(states)
-    _, by_state = np.unique(states, axis=0, return_inverse=True)
-    _, by_hash = np.unique(hashes, return_inverse=True)
-    # the same partition: equal states hash alike, different ones differently
-    assert len(set(zip(by_state.ravel(), by_hash))) == len(set(by_state.ravel()))
-    assert len(set(by_hash)) == len(set(by_state.ravel()))
-    # -0.0 is 0.0, every NaN is the same missing value, columns are ordered
-    special = np.array([[0.0, np.nan], [-0.0, -np.nan], [np.nan, 0.0]])
-    h = state_hashes(special)
-    assert h[0] == h[1] != h[2]
-
-
-def test_memo_remembers_and_stays_bounded():
-    memo = AnswerMemo(width=2, limit=5)
-    hashes = np.array([30, 10, 20], dtype=np.uint64)
-    order = np.argsort(hashes)
-    answers = Answers(
-        np.array([1, 0, 1]), np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
-    )
-    memo.insert(hashes[order], answers.take(order))
-    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64))
-    assert (slots >= 0).tolist() == [True, False, True, True]
-    got = memo.answers(slots[[0, 2, 3]])
-    assert got.decision.tolist() == [1, 1, 0]
-    np.testing.assert_array_equal(got.output[:, 1], [0.6, 0.8, 0.1])
-    more = np.array([1, 2, 3], dtype=np.uint64)
-    memo.insert(more, answers)  # 6 > 5: starts afresh
-    assert len(memo) == 3
-    assert (memo.lookup(hashes) < 0).all()
-    assert (memo.lookup(more) >= 0).all()
 
 
 # ---------------------------------------------------------------------- #

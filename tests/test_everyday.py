@@ -12,7 +12,6 @@ from sklearn.base import clone
 
 from sklearn_cscf import SequentialCounterfactualExplainer, read_explanations
 from sklearn_cscf._frames import TEXT
-from sklearn_cscf._result import InstanceResult, compact
 
 SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
 
@@ -63,43 +62,6 @@ def test_by_default_one_order_per_plan_and_a_few_plans(explained):
         assert mine["cost"].is_monotonic_increasing
         for actions, cost in zip(mine["actions"], mine["cost"]):
             assert cost == theirs.loc[theirs["actions"] == actions, "cost"].min()
-
-
-def result_with_plans(action_sets, n_actions=4):
-    """A result whose sequences use ``action_sets`` (cheapest first)."""
-    n = len(action_sets)
-    order = np.full((n, n_actions), -1)
-    for s, actions in enumerate(action_sets):
-        order[s, : len(actions)] = actions
-    lengths = np.array([len(a) for a in action_sets])
-    zeros = np.zeros((n, n_actions))
-    return InstanceResult(
-        x0=np.zeros(2),
-        target=1,
-        status="ok",
-        order=order,
-        lengths=lengths,
-        effort=zeros,
-        discount=zeros + 1,
-        step_cost=zeros,
-        states=np.zeros((n, n_actions + 1, 2)),
-        step_score=zeros,
-        objectives={"sequence_cost": np.arange(n, dtype=float)},
-    )
-
-
-def test_the_plans_kept_are_the_cheapest_then_the_most_different():
-    result = result_with_plans([[0], [0, 1], [1, 0], [0, 1, 2], [3], [2, 3], [1]])
-    kept = compact(result, max_plans=3, all_orders=False)
-    sets = [set(kept.order[s, : kept.lengths[s]]) for s in range(kept.n_solutions)]
-    # {0} first; {3} shares nothing with it (the cheapest such); then {1}
-    # (distance 1 from both) beats {2, 3} (0.5 from {3})
-    assert sets == [{0}, {3}, {1}]
-    assert kept.sequence_cost.tolist() == [0.0, 4.0, 6.0]
-    every_order = compact(result, max_plans=None, all_orders=True)
-    assert every_order.n_solutions == 7
-    one_order = compact(result, max_plans=None, all_orders=False)
-    assert one_order.sequence_cost.tolist() == [0.0, 1.0, 3.0, 4.0, 5.0, 6.0]
 
 
 # ---------------------------------------------------------------------- #
@@ -202,12 +164,3 @@ def test_importing_and_explaining_quietly_never_imports_tqdm():
     )
     assert out.stdout.strip() == "False"
     assert "Tqdm" not in out.stderr
-
-
-def test_the_nearest_and_most_plausible_plans_are_kept():
-    result = result_with_plans([[0], [1], [2], [3], [0, 1]])
-    result.objectives["gower_distance"] = np.array([0.5, 0.4, 0.3, 0.2, 0.1])
-    result.objectives["plausibility"] = np.array([0.5, 0.1, 0.5, 0.5, 0.5])
-    kept = compact(result, max_plans=3, all_orders=False)
-    # the cheapest {0}, the nearest {0, 1}, the most plausible {1}
-    assert kept.sequence_cost.tolist() == [0.0, 1.0, 4.0]

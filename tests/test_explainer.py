@@ -793,6 +793,14 @@ def test_grid_search_keeps_a_frozen_model_fitted(
     assert len(search.cv_results_["mean_test_score"]) == 2
 
 
+def test_explain_flags_are_keyword_only(credit_fitted, credit_batch):
+    # a flag by position would read as a row selection or a typo
+    with pytest.raises(TypeError, match="positional"):
+        credit_fitted.explain(credit_batch, True)
+    with pytest.raises(TypeError, match="positional"):
+        credit_fitted.explain(credit_batch, False, True)
+
+
 def test_get_params_set_params_and_clone(
     worked_model, worked_X, worked_actions, worked_graph
 ):

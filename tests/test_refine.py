@@ -234,6 +234,4 @@ def test_auto_generations_give_up_on_rows_without_any_plan(island_data):
 def test_n_generations_must_be_a_positive_number_or_auto(island_data):
     X, _ = island_data
     with pytest.raises(ValueError, match="n_generations"):
-        SequentialCounterfactualExplainer(
-            IslandModel(), n_generations="fast"
-        ).fit(X)
+        SequentialCounterfactualExplainer(IslandModel(), n_generations="fast").fit(X)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer, replay
-from sklearn_cscf.replay import COLUMNS
+from sklearn_cscf._replay import COLUMNS
 
 SMALL = {"population_size": 30, "n_generations": 8, "random_state": 0}
 
@@ -601,3 +601,71 @@ def test_a_row_that_failed_is_not_asked_again():
     assert replayed["passed"].all(), replayed["problems"].tolist()
     error = replayed[replayed["status"] == "error"]
     assert error["predicted"].isna().all() and not error["accepted"].any()
+
+
+# ---------------------------------------------------------------------- #
+# replay knows every kind the search knows
+# ---------------------------------------------------------------------- #
+def _kinds(module, suffix):
+    """The classes of ``module`` (defined there) whose names end in ``suffix``."""
+    import inspect
+
+    return {
+        name
+        for name, obj in inspect.getmembers(module, inspect.isclass)
+        if name.endswith(suffix) and obj.__module__ == module.__name__
+    }
+
+
+def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
+    from types import SimpleNamespace
+
+    from sklearn_cscf import Action, actions
+    from sklearn_cscf._replay._spaces import SPACE_KINDS, value_space
+    from sklearn_cscf._replay._verdict import TARGET_KINDS, target_kind
+    from sklearn_cscf._schema import FeatureSchema
+    from sklearn_cscf._targets import make_target
+
+    # both sides list the same kinds: a kind added to the search alone fails
+    assert (
+        _kinds(actions, "Space")
+        == set(SPACE_KINDS)
+        == {
+            "RangeSpace",
+            "DiscreteSpace",
+        }
+    )
+    from sklearn_cscf import _targets
+
+    assert (
+        _kinds(_targets, "Target")
+        == set(TARGET_KINDS)
+        == {
+            "ClassTarget",
+            "RangeTarget",
+        }
+    )
+    # and each kind the search compiles an action to is replayed by its own
+    X = pd.DataFrame({"income": [0.0, 50.0], "job": ["none", "clerk"]})
+    schema = FeatureSchema(X)
+    defined = [
+        Action("learned", "income"),
+        Action("range", "income", values=(0, 80)),
+        Action("listed", "income", values=[10, 20]),
+        Action("category", "job", values=["none", "clerk", "boss"]),
+    ]
+    seen = set()
+    for action in defined:
+        compiled = actions.CompiledAction(action, schema)
+        kind = type(compiled.space).__name__
+        categorical = bool(schema.is_categorical[compiled.feature])
+        replayed = value_space(compiled.resolved(), categorical)
+        assert type(replayed) is SPACE_KINDS[kind], action.name
+        seen.add(kind)
+    assert seen == set(SPACE_KINDS)
+    for classes, params in [
+        (np.array([0, 1]), {}),
+        (None, {"target_range": (0, 1)}),
+    ]:
+        kind = type(make_target(classes, **params)).__name__
+        assert target_kind(SimpleNamespace(classes=classes)) == kind

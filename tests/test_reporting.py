@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_cscf import SequentialCounterfactualExplainer, describe, show
 from sklearn_cscf._frames import COLUMNS
-from sklearn_cscf.reporting import _cost, _value
+from sklearn_cscf._reporting import _cost, _value
 
 EDUCATION = pd.CategoricalDtype(["HS", "BSc", "MSc"], ordered=True)
 NUMBERS = {"age", "savings", "hours"}

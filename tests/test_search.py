@@ -299,3 +299,29 @@ def test_gower_distance_on_a_span_below_the_smallest_normal_float():
     with np.errstate(all="raise"):
         distance = gower_distance(x0, states, schema)
     np.testing.assert_allclose(distance, [(0.5 + 0.5) / 2, (1.0 + 0.0) / 2])
+
+
+def test_pareto_front_with_three_objectives_keeps_what_the_third_saves():
+    # cost, distance, tweaks
+    ev = evaluation(
+        F=[[1, 1, 5], [2, 2, 1], [1, 1, 6], [3, 3, 3], [1, 2, 2]],
+        feasible=[1, 1, 1, 1, 1],
+        keys=[b"a", b"b", b"c", b"d", b"e"],
+    )
+    front = sorted(pareto_front(ev).tolist())
+    # 1 is dominated on the first two columns by 0, and stays through its
+    # third; 2 ties 0 on the first two and is worse on the third: it goes;
+    # 3 is dominated by 1 on all three; 4 is worse than 0 on distance, better
+    # on tweaks
+    assert front == [0, 1, 4]
+    assert sorted(select_elites(ev, 10).tolist()) == [0, 1, 4]
+
+
+def test_pareto_front_with_four_objectives():
+    ev = evaluation(
+        F=[[1, 1, 1, 5], [1, 1, 1, 4], [1, 1, 2, 0]],
+        feasible=[1, 1, 1],
+        keys=[b"a", b"b", b"c"],
+    )
+    # 0 ties 1 on three columns and loses on the fourth; 2 wins on the fourth
+    assert sorted(pareto_front(ev).tolist()) == [1, 2]

@@ -170,3 +170,48 @@ def test_an_invalid_step_discounted_to_zero_costs_infinity_without_a_warning():
         cost = trajectories.step_cost
     np.testing.assert_array_equal(cost, [[np.inf, 1.0], [1.0, 0.0]])
     assert trajectories.sequence_cost.tolist() == [np.inf, 1.0]
+
+
+@pytest.mark.parametrize("n_starts", [1, 3])
+def test_known_start_discounts_give_what_the_graph_gives(problem, n_starts):
+    # the branch every Block runs: first steps take the discounts known from
+    # the start state, later steps ask the graph
+    schema, actions, graph, compiled, compiled_graph = problem
+    starts = schema.encode(
+        pd.DataFrame(
+            {
+                "age": [20, 40, 60][:n_starts],
+                "education": pd.Categorical(
+                    ["none", "hs", "msc"][:n_starts], categories=LEVELS, ordered=True
+                ),
+                "job": ["clerk", "none", "manager"][:n_starts],
+                "hours": [10.0, 40.0, 60.0][:n_starts],
+                "savings": [0.0, 500.0, 9000.0][:n_starts],
+            }
+        )
+    )
+    n = 60
+    keys = np.random.default_rng(7).random((n, 2 * len(actions)))
+    owner = np.arange(n) % n_starts
+    rows = starts[owner]
+    known = compiled_graph.discounts(rows)
+    plain = simulate(rows, keys, compiled, compiled_graph, record=True)
+    given = simulate(
+        rows, keys, compiled, compiled_graph, record=True, start_discounts=known
+    )
+    np.testing.assert_array_equal(given.discount, plain.discount)
+    np.testing.assert_array_equal(given.effort, plain.effort)
+    np.testing.assert_array_equal(given.final, plain.final)
+    np.testing.assert_array_equal(given.states, plain.states)
+    # some first steps and some later steps are discounted: both paths run
+    first = plain.discount[:, 0]
+    assert (first < 1).any() and (plain.discount[:, 1:][plain.lengths > 1] < 1).any()
+    # the first step's discount is the known one, not recomputed
+    fake = np.full_like(known, 0.25)
+    faked = simulate(rows, keys, compiled, compiled_graph, start_discounts=fake)
+    has_edge = compiled_graph.has_target[plain.order[:, 0]]
+    took = plain.lengths > 0
+    np.testing.assert_array_equal(faked.discount[took & has_edge, 0], 0.25)
+    np.testing.assert_array_equal(
+        faked.discount[:, 1:], plain.discount[:, 1:]
+    )  # later steps ask the graph

@@ -320,3 +320,50 @@ def test_the_beyond_the_paper_example_runs(tmp_path):
     assert "most plausible" in out
     assert "Diabetes (a Ridge regressor)" in out and "prediction" in out
     assert "P(1 or 2)" in out
+
+
+# ---------------------------------------------------------------------- #
+# the targets themselves (sklearn_cscf._targets)
+# ---------------------------------------------------------------------- #
+def test_make_target_codes_and_names_of_each_kind_of_target_class():
+    from sklearn_cscf._targets import ClassTarget, make_target
+
+    classes = np.array(["a", "b", "c"])
+    decision = np.array([0, 2, -1])
+    one = make_target(classes, target_class="c")
+    assert isinstance(one, ClassTarget)
+    assert one.codes(decision).tolist() == [2, 2, 2]
+    assert str(one.names[2]) == "c"
+    several = make_target(classes, target_class=["a", "c"])
+    assert several.codes(decision).tolist() == [6, 6, 6]
+    assert several.accept[6].tolist() == [True, False, True]
+    assert several.names[6] == "a or c"
+    # "opposite": from each row's decision; unknown where the model failed
+    opposite = make_target(classes, target_class="opposite")
+    assert opposite.codes(decision).tolist() == [3, 5, -1]
+    assert opposite.names[5] == "not c"
+    assert opposite.accept[5].tolist() == [True, True, False]
+    # a binary model: the positive class, or the other one
+    binary = np.array([0, 1])
+    assert make_target(binary).codes(np.array([0, 1])).tolist() == [1, 1]
+    flip = make_target(binary, target_class="opposite")
+    assert flip.codes(np.array([0, 1])).tolist() == [1, 0]
+    assert flip.names.tolist() == [0, 1]  # labels, not text
+
+
+def test_make_target_of_a_range_and_its_errors():
+    from sklearn_cscf._targets import RangeTarget, make_target
+
+    target = make_target(None, target_range=(None, 10), target_margin=1.0)
+    assert isinstance(target, RangeTarget)
+    assert (target.low, target.high, target.margin) == (-np.inf, 10.0, 1.0)
+    assert target.names.tolist() == ["[-inf, 10]"]
+    assert target.codes(np.array([0, 0])).tolist() == [0, 0]
+    with pytest.raises(ValueError, match="leaves no room"):
+        make_target(None, target_range=(0, 1), target_margin=0.5)
+    with pytest.raises(ValueError, match="low < high"):
+        make_target(None, target_range=(2, 1))
+    with pytest.raises(ValueError, match="two numbers"):
+        make_target(None, target_range="high")
+    with pytest.raises(ValueError, match=r"\['z'\] are not classes"):
+        make_target(np.array(["a", "b"]), target_class=["a", "z"])

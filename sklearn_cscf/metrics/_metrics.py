@@ -1,30 +1,4 @@
-"""How good a set of explanations is, and scorers to tune the search with.
-
-Metrics read the frames that
-:meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain` returns
-(``explain(X, return_details=True)``), and work as well on a frame read back
-from CSV:
-
-- :func:`validity`: the share of the rows needing recourse that got a
-  sequence;
-- :func:`mean_sequence_cost` and :func:`mean_sequence_length`: the cost and
-  number of steps of each solved row's least-cost sequence, averaged;
-- :func:`diversity`: how many different plans (sets of actions) each solved
-  row got, or how different they are;
-- :func:`seconds_per_row`: the search time per row needing recourse;
-- :func:`combined_score`: validity minus weighted, normalised cost and time,
-  one number to choose by.
-
-:class:`ExplanationScorer` is a scikit-learn scorer, ``scorer(explainer, X,
-y=None)``: it explains ``X`` once and returns all these scores as a dict
-(greater is better: cost, length and time are negated), or one of them.
-With :class:`~sklearn.model_selection.GridSearchCV`, pass it as ``scoring=``
-and a score's name as ``refit=``.
-
-A row *needs recourse* when its status is not ``"already_target"``; it is
-*solved* when its status is ``"ok"``. Any other status (``"no_counterfactual"``,
-``"error"``) is a row needing recourse without a sequence.
-"""
+"""The metrics on the frames (the public names are in :mod:`sklearn_cscf.metrics`)."""
 
 from numbers import Real
 
@@ -32,9 +6,10 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import EXPLAIN, check_frame
+from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
 
 __all__ = [
-    "ExplanationScorer",
     "combined_score",
     "diversity",
     "mean_sequence_cost",
@@ -43,24 +18,19 @@ __all__ = [
     "validity",
 ]
 
-_OK = "ok"
-_ALREADY_TARGET = "already_target"
 _DIVERSITY_MEASURES = ("plans", "jaccard")
-
-# What ExplanationScorer returns, each with greater is better.
-SCORES = (
-    "validity",
-    "neg_mean_sequence_cost",
-    "neg_mean_sequence_length",
-    "diversity",
-    "neg_seconds_per_row",
-    "combined",
-)
+# the weights and scales of combined_score and ExplanationScorer
+WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
+SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
 
 
 # ---------------------------------------------------------------------- #
 # Metrics on the frames
 # ---------------------------------------------------------------------- #
+@validate_params(
+    {"explanations": "no_validation"},
+    prefer_skip_nested_validation=True,
+)
 def validity(explanations):
     """Share of the rows needing recourse for which a sequence was found.
 
@@ -98,6 +68,13 @@ def validity(explanations):
     return _validity(rows)
 
 
+@validate_params(
+    {
+        "explanations": "no_validation",
+        "nothing_solved": [Interval(Real, None, None, closed="both")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     """Mean cost of each solved row's least-cost sequence.
 
@@ -139,11 +116,17 @@ def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     >>> mean_sequence_cost(frame)  # (2.0 + 4.0) / 2
     3.0
     """
-    _check_real("nothing_solved", nothing_solved)
     rows = _instances(explanations, ("solution", "sequence_cost"))
     return _solved_mean(rows, "cost", nothing_solved)
 
 
+@validate_params(
+    {
+        "explanations": "no_validation",
+        "nothing_solved": [Interval(Real, None, None, closed="both")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def mean_sequence_length(explanations, *, nothing_solved=np.inf):
     """Mean number of steps of each solved row's least-cost sequence.
 
@@ -181,11 +164,17 @@ def mean_sequence_length(explanations, *, nothing_solved=np.inf):
     >>> mean_sequence_length(frame)  # (2 + 1) / 2
     1.5
     """
-    _check_real("nothing_solved", nothing_solved)
     rows = _instances(explanations, ("solution", "sequence_cost", "length"))
     return _solved_mean(rows, "length", nothing_solved)
 
 
+@validate_params(
+    {
+        "explanations": "no_validation",
+        "measure": [StrOptions(set(_DIVERSITY_MEASURES))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def diversity(explanations, *, measure="plans"):
     """How many different plans each solved row got, or how different they are.
 
@@ -229,15 +218,15 @@ def diversity(explanations, *, measure="plans"):
     >>> diversity(frame, measure="jaccard")  # (1.0 + 0.0) / 2
     0.5
     """
-    if measure not in _DIVERSITY_MEASURES:
-        raise ValueError(
-            f"measure must be one of {list(_DIVERSITY_MEASURES)}, got {measure!r}."
-        )
     rows = _instances(explanations, ("solution", "action"))
     values = rows.loc[rows["solved"], measure]
     return float(values.mean()) if len(values) else 0.0
 
 
+@validate_params(
+    {"explanations": "no_validation", "details": "no_validation"},
+    prefer_skip_nested_validation=True,
+)
 def seconds_per_row(explanations, details=None):
     """Search time per row needing recourse.
 
@@ -298,13 +287,24 @@ def seconds_per_row(explanations, details=None):
     else:
         check_frame(explanations, ("instance", "status"))
     _check_details(details)
-    needing = _statuses(details) != _ALREADY_TARGET
+    needing = _statuses(details) != STATUS_ALREADY_TARGET
     if not needing.any():
         return 0.0
     seconds = details["total_seconds"].to_numpy(dtype=float)
     return float(np.nansum(seconds) / needing.sum())
 
 
+@validate_params(
+    {
+        "explanations": "no_validation",
+        "details": "no_validation",
+        "cost_weight": WEIGHT,
+        "cost_scale": SCALE,
+        "time_weight": WEIGHT,
+        "time_scale": SCALE,
+    },
+    prefer_skip_nested_validation=True,
+)
 def combined_score(
     explanations,
     details=None,
@@ -364,10 +364,6 @@ def combined_score(
     >>> combined_score(frame, cost_weight=0.5, cost_scale=1.0)  # 0.5 - 0.5 * 3 / 4
     0.125
     """
-    _check_weight("cost_weight", cost_weight)
-    _check_weight("time_weight", time_weight)
-    _check_scale("cost_scale", cost_scale)
-    _check_scale("time_scale", time_scale)
     if time_weight and details is None:
         raise ValueError(
             "time_weight is not 0, so combined_score needs the details: pass "
@@ -384,202 +380,6 @@ def combined_score(
         time_weight,
         time_scale,
     )
-
-
-# ---------------------------------------------------------------------- #
-# The scorer
-# ---------------------------------------------------------------------- #
-class ExplanationScorer:
-    """Scorer of an explainer on ``X``, all scores from one ``explain`` call.
-
-    ``scorer(explainer, X, y=None)`` runs
-    ``explainer.explain(X, return_details=True)`` once and computes, from
-    that one result, the scores below (greater is better: cost, length and
-    time are negated, as scikit-learn's ``neg_`` scores are):
-
-    - ``"validity"``: :func:`validity`;
-    - ``"neg_mean_sequence_cost"``: minus :func:`mean_sequence_cost`;
-    - ``"neg_mean_sequence_length"``: minus :func:`mean_sequence_length`;
-    - ``"diversity"``: :func:`diversity`, the distinct plans per solved row;
-    - ``"neg_seconds_per_row"``: minus :func:`seconds_per_row`;
-    - ``"combined"``: :func:`combined_score` with this scorer's weights and
-      scales.
-
-    Passed as ``scoring=`` to
-    :class:`~sklearn.model_selection.GridSearchCV`, a scorer of several scores
-    fills ``cv_results_`` with ``mean_test_<name>`` for each; ``refit=`` names
-    the one that picks ``best_params_``: ``"combined"`` trades validity for
-    cost (and time). A dict of single-score scorers (``scoring={"validity":
-    ExplanationScorer("validity"), ...}``) would run the search once per
-    score.
-
-    When a fold solves none of its rows, its cost and length are infinite
-    (minus infinity as scores): scikit-learn ranks the candidate last on
-    them and warns that a score is not finite. ``"validity"``,
-    ``"diversity"`` and ``"combined"`` are always finite.
-
-    Parameters
-    ----------
-    scores : str or list of str, default=None
-        The scores to compute: one name gives a float (a single-metric
-        scorer), a list a dict; ``None`` gives a dict of all six.
-    cost_weight : float, default=0.5
-        Weight of the normalised cost in ``"combined"``.
-    cost_scale : float, default=1.0
-        A typical sequence cost, in the units of the actions' costs.
-    time_weight : float, default=0.0
-        Weight of the normalised search time in ``"combined"``.
-    time_scale : float, default=1.0
-        A typical number of seconds per row needing recourse.
-
-    See Also
-    --------
-    combined_score : The ``"combined"`` score on frames.
-    validity : The share of the rows needing recourse that got a sequence.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from sklearn.frozen import FrozenEstimator
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn.model_selection import GridSearchCV
-    >>> from sklearn_cscf import Action, SequentialCounterfactualExplainer
-    >>> from sklearn_cscf.metrics import ExplanationScorer
-    >>> rng = np.random.default_rng(0)
-    >>> X = pd.DataFrame({"income": rng.uniform(0, 100, 200),
-    ...                   "debt": rng.uniform(0, 50, 200)})
-    >>> y = (X["income"] - X["debt"] > 40).astype(int)
-    >>> model = LogisticRegression().fit(X, y)
-    >>> explainer = SequentialCounterfactualExplainer(
-    ...     FrozenEstimator(model),
-    ...     actions=[Action("earn_more", "income", values=(0, 200),
-    ...                     direction="increase",
-    ...                     cost=lambda b, a: (a["income"] - b["income"]) / 10),
-    ...              Action("pay_debt", "debt", values=(0, 50),
-    ...                     direction="decrease",
-    ...                     cost=lambda b, a: (b["debt"] - a["debt"]) / 10)],
-    ...     n_generations=5, random_state=0,
-    ... )
-    >>> search = GridSearchCV(
-    ...     explainer, {"population_size": [2, 4, 20]}, cv=2,
-    ...     scoring=ExplanationScorer(cost_scale=5.0), refit="combined",
-    ... ).fit(X[model.predict(X) == 0].head(6))
-    >>> search.best_params_
-    {'population_size': 20}
-    >>> search.cv_results_["mean_test_validity"].round(2).tolist()
-    [0.67, 1.0, 1.0]
-    """
-
-    def __init__(
-        self,
-        scores=None,
-        *,
-        cost_weight=0.5,
-        cost_scale=1.0,
-        time_weight=0.0,
-        time_scale=1.0,
-    ):
-        names = SCORES if scores is None else scores
-        names = [names] if isinstance(names, str) else list(names)
-        unknown = [name for name in names if name not in SCORES]
-        if unknown or not names:
-            raise ValueError(
-                f"scores must name some of {list(SCORES)}, got {scores!r}."
-            )
-        _check_weight("cost_weight", cost_weight)
-        _check_weight("time_weight", time_weight)
-        _check_scale("cost_scale", cost_scale)
-        _check_scale("time_scale", time_scale)
-        self.scores = scores
-        self.cost_weight = cost_weight
-        self.cost_scale = cost_scale
-        self.time_weight = time_weight
-        self.time_scale = time_scale
-
-    def __call__(self, estimator, X, y=None):
-        """Explain ``X`` once and score the result.
-
-        Parameters
-        ----------
-        estimator : SequentialCounterfactualExplainer
-            A fitted explainer (anything with its ``explain`` method).
-        X : DataFrame or array-like of shape (n_samples, n_features)
-            The rows to explain.
-        y : None
-            Ignored; scikit-learn passes the labels of ``X``, if any.
-
-        Returns
-        -------
-        float or dict
-            The score named by ``scores``, or a dict of score name to value
-            when ``scores`` is ``None`` or a list.
-        """
-        if not callable(getattr(estimator, "explain", None)):
-            raise TypeError(
-                "ExplanationScorer scores an explainer: the estimator needs an "
-                f"explain method, and {type(estimator).__name__} has none."
-            )
-        explanations, details = estimator.explain(X, return_details=True)
-        return self.score_frames(explanations, details)
-
-    def score_frames(self, explanations, details):
-        """Score the frames of an ``explain`` call already made.
-
-        Parameters
-        ----------
-        explanations : DataFrame
-            The frame returned by
-            :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
-        details : DataFrame
-            The details of the same call (``return_details=True``).
-
-        Returns
-        -------
-        float or dict
-            The score named by ``scores``, or a dict of score name to value
-            when ``scores`` is ``None`` or a list.
-        """
-        rows = _instances(
-            explanations, ("solution", "sequence_cost", "length", "action")
-        )
-        seconds = seconds_per_row(explanations, details)
-        valid = _validity(rows)
-        cost = _solved_mean(rows, "cost", np.inf)
-        values = {
-            "validity": valid,
-            "neg_mean_sequence_cost": -cost,
-            "neg_mean_sequence_length": -_solved_mean(rows, "length", np.inf),
-            "diversity": _diversity(rows, "plans"),
-            "neg_seconds_per_row": -seconds,
-            "combined": _combined(
-                valid,
-                cost,
-                seconds,
-                self.cost_weight,
-                self.cost_scale,
-                self.time_weight,
-                self.time_scale,
-            ),
-        }
-        if isinstance(self.scores, str):
-            return values[self.scores]
-        names = SCORES if self.scores is None else self.scores
-        return {name: values[name] for name in names}
-
-    def __repr__(self):
-        defaults = {
-            "cost_weight": 0.5,
-            "cost_scale": 1.0,
-            "time_weight": 0.0,
-            "time_scale": 1.0,
-        }
-        parts = [] if self.scores is None else [repr(self.scores)]
-        parts += [
-            f"{name}={getattr(self, name)!r}"
-            for name, default in defaults.items()
-            if getattr(self, name) != default
-        ]
-        return f"ExplanationScorer({', '.join(parts)})"
 
 
 # ---------------------------------------------------------------------- #
@@ -601,8 +401,8 @@ def _instances(explanations, columns=()):
     codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
     first = np.unique(codes, return_index=True)[1]
     rows = pd.DataFrame(index=pd.RangeIndex(len(labels)))
-    rows["needs"] = status[first] != _ALREADY_TARGET
-    ok = status == _OK
+    rows["needs"] = status[first] != STATUS_ALREADY_TARGET
+    ok = status == STATUS_OK
     solved = np.zeros(len(labels), dtype=bool)
     solved[codes[ok]] = True
     rows["solved"] = solved
@@ -702,20 +502,3 @@ def _check_details(details):
         name="details",
         returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
     )
-
-
-def _check_real(name, value):
-    if isinstance(value, bool) or not isinstance(value, Real) or np.isnan(value):
-        raise ValueError(f"{name} must be a number, got {value!r}.")
-
-
-def _check_weight(name, value):
-    _check_real(name, value)
-    if not 0 <= value < np.inf:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-
-
-def _check_scale(name, value):
-    _check_real(name, value)
-    if not 0 < value < np.inf:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")

@@ -1,0 +1,251 @@
+"""The run driver: every row of ``X`` explained, block by block.
+
+:func:`explain_rows` takes what the estimator resolved (the compiled
+:class:`~sklearn_cscf._engine.Problem`, the encoded rows and the model's
+decision about each now) and does the rest of a run: it schedules the rows
+needing a search in blocks over workers (joblib), shows progress, saves and
+resumes finished blocks in a checkpoint directory, builds each block's piece
+of the output as soon as it is done, and assembles the pieces in input order
+into an :class:`Explained`.
+
+A row's result depends only on the row and the seed (see
+:func:`instance_seed`), so neither the blocks, the workers nor a resumed
+checkpoint change the output.
+"""
+
+import hashlib
+import warnings
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from sklearn.utils import check_random_state
+from threadpoolctl import threadpool_limits
+
+from sklearn_cscf._batches import assemble, make_piece
+from sklearn_cscf._checkpoints import Checkpoint, fingerprint
+from sklearn_cscf._engine import Shipment, explain_block
+from sklearn_cscf._result import InstanceResult
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How the rows of a run are explained (the explainer's parameters of
+    the same names)."""
+
+    batch_size: int = 64
+    n_jobs: int | None = None
+    errors: str = "warn"
+    verbose: int = 0
+    random_state: object = None
+
+
+@dataclass
+class Explained:
+    """What a run gives, every table in input order."""
+
+    frame: pd.DataFrame  # explain's explanations
+    states: pd.DataFrame | None  # the states, when asked for
+    details: pd.DataFrame  # one row per row of X
+    finals: np.ndarray  # (n, d) encoded: the state transform reports
+
+
+def explain_rows(
+    problem,
+    output,
+    encoded,
+    index,
+    *,
+    decisions,
+    failures,
+    codes,
+    schedule,
+    checkpoint=None,
+    shared_checkpoint=False,
+    with_states=False,
+):
+    """Explain the encoded rows: search those needing it, answer every row.
+
+    Parameters
+    ----------
+    problem : Problem
+        What every instance's search shares.
+    output : Output
+        How results become output rows.
+    encoded : ndarray of shape (n, n_features)
+        The rows to explain.
+    index : Index
+        Each row's label in the output.
+    decisions : Answers
+        The model's answers about each row now (decision ``-1``: it failed).
+    failures : dict
+        ``{row position: message}`` of the rows the model failed on.
+    codes : ndarray of shape (n,)
+        Each row's target code.
+    schedule : Schedule
+        Blocks, workers, errors, progress and the seed.
+    checkpoint : str or path-like, default=None
+        A directory where each finished piece is saved, and from which a
+        rerun resumes (rows that ended in ``"error"`` are searched again).
+    shared_checkpoint : bool, default=False
+        Accept a checkpoint directory that other users can write to.
+    with_states : bool, default=False
+        Also build the states after every step.
+
+    Returns
+    -------
+    Explained
+    """
+    n = encoded.shape[0]
+    known = decisions.decision >= 0
+    reached = np.zeros(n, dtype=bool)
+    reached[known] = problem.target.gap(decisions.take(known), codes[known]) == 0
+    needing = np.flatnonzero(known & ~reached)
+    shipment = Shipment(problem)
+    entropy = _base_entropy(schedule.random_state)
+    store = None
+    if checkpoint is not None:
+        form = (output.max_plans, output.all_orders)
+        key = fingerprint(problem, encoded, codes, index, schedule.random_state, form)
+        store = Checkpoint(checkpoint, key, entropy, shared=shared_checkpoint)
+        entropy = store.entropy
+
+    pieces, remaining = [], np.arange(n)
+    if store is not None:
+        pieces = [
+            make_piece(done, rows, index[rows], output, with_states, found=found)
+            for rows, done, found in store.load()
+        ]
+        finished = [p.positions for p in pieces]
+        remaining = np.setdiff1d(remaining, np.concatenate([[], *finished]))
+    # rows that need no search (already of the target class, or the model
+    # failed on them) ride along with the searched rows around them, so
+    # that each piece covers consecutive rows
+    searched = np.intersect1d(needing, remaining)
+    quick = {
+        int(r): InstanceResult(
+            x0=encoded[r],
+            target=int(codes[r]),
+            status=STATUS_ERROR if r in failures else STATUS_ALREADY_TARGET,
+            message=failures.get(r),
+        )
+        for r in np.setdiff1d(remaining, searched)
+    }
+    seeds = [instance_seed(entropy, encoded[r], codes[r]) for r in searched]
+    blocks = _blocks(
+        searched.size, schedule.batch_size, effective_n_jobs(schedule.n_jobs)
+    )
+    tasks = (
+        delayed(_explain_block)(
+            shipment,
+            encoded[searched[block]],
+            codes[searched[block]],
+            [seeds[k] for k in block],
+            schedule.errors,
+        )
+        for block in blocks
+    )
+
+    def piece(results):
+        """The output of ``{position: result}`` (saved to the checkpoint)."""
+        positions = np.array(sorted(results), dtype=np.intp)
+        return make_piece(
+            [results[r] for r in positions],
+            positions,
+            index[positions],
+            output,
+            with_states,
+            store,
+        )
+
+    # each block's piece also takes the quick rows up to its last row
+    ends = [int(searched[block[-1]]) for block in blocks[:-1]] + [n]
+    with _progress(schedule.verbose, searched.size) as progress:
+        parallel = Parallel(n_jobs=schedule.n_jobs, return_as="generator")
+        for block, end, found in zip(blocks, ends, parallel(tasks)):
+            rows = {int(r): result for r, result in zip(searched[block], found)}
+            rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
+            pieces.append(piece(rows))
+            progress.update(len(found))
+    if quick or not pieces:  # quick rows after the last block; or no row
+        pieces.append(piece(quick))
+    frame, states, details, finals = assemble(pieces, n, encoded.shape[1])
+    return Explained(frame, states, details, finals)
+
+
+def warn_about_errors(details, stacklevel):
+    """One warning naming the rows whose status is ``"error"``, if any."""
+    failed = details[details["status"] == STATUS_ERROR]
+    if len(failed):
+        label, message = failed["instance"].iloc[0], failed["message"].iloc[0]
+        if isinstance(label, np.generic):  # 286, not np.int64(286)
+            label = label.item()
+        warnings.warn(
+            f"{len(failed)} of {len(details)} rows could not be explained and "
+            "have the status 'error' (see the 'message' column; errors='raise' "
+            f"raises at once). The first, row {label!r}: {message}",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+# ---------------------------------------------------------------------- #
+def _explain_block(shipment, x0, targets, seeds, errors):
+    """Search and describe a block of encoded instances (a worker's task)."""
+    # One BLAS/OpenMP thread, as in joblib's workers: results do not depend on
+    # n_jobs, and several workers do not oversubscribe the cores. The model's
+    # own joblib calls (a ColumnTransformer's, say) run in place: under the
+    # Dask backend they would otherwise become cluster tasks, a round trip
+    # through the scheduler at every model call.
+    with threadpool_limits(limits=1), parallel_config(backend="sequential"):
+        return explain_block(shipment.problem, x0, targets, seeds, errors)
+
+
+def _blocks(n, batch_size, n_workers):
+    """Row positions of each block: at most ``batch_size`` rows, and at least
+    one block per worker while there are rows to share."""
+    if n == 0:
+        return []
+    n_blocks = max(-(-n // batch_size), min(n, n_workers))
+    return np.array_split(np.arange(n), n_blocks)
+
+
+class _NoProgress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
+def _progress(verbose, total):
+    """A tqdm bar over instances when ``verbose``; tqdm is imported only then."""
+    if not verbose:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="Explaining", unit="instance")
+
+
+def _base_entropy(random_state):
+    if random_state is None:
+        return np.random.SeedSequence().entropy
+    if isinstance(random_state, Integral):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def instance_seed(entropy, x0, target):
+    """Seed from the run's entropy and the instance's own values."""
+    digest = hashlib.blake2b(
+        np.ascontiguousarray(x0, dtype=float).tobytes() + str(int(target)).encode(),
+        digest_size=16,
+    ).digest()
+    words = np.frombuffer(digest, dtype=np.uint32).tolist()
+    return np.random.SeedSequence([entropy, *words])

@@ -1,0 +1,173 @@
+"""The checks of replay: each compares a replayed step with what the frame
+reports and names what does not hold.
+
+A step is checked by :data:`STEP_CHECKS` in turn (its own flags, its old
+value, its effort, discount and cost, then its sequence's totals); the
+sequence's length against ``max_sequence_length``, and each state against
+the reported states when given. The model's verdicts are in
+:mod:`~sklearn_cscf._replay._verdict`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sklearn_cscf._replay._util import _float, _fmt, _missing
+
+
+@dataclass
+class Totals:
+    """What replay finds for a whole sequence."""
+
+    cost: float
+    effort: float
+    gower: float
+    length: int
+
+
+def check_sequence(defs, records, steps, x0):
+    """Compare each step and the sequence with what the frame reports."""
+    taken = records[1:]
+    totals = Totals(
+        cost=float(sum(r["cost"] for r in taken)),
+        effort=float(sum(r["effort"] for r in taken)),
+        gower=gower_distance(defs, x0, taken[-1]["state"]),
+        length=len(taken),
+    )
+    for record in records:
+        record["sequence_cost"] = totals.cost
+    for record in taken:
+        step = record.pop("reported")
+        # the score after the step: a probability, or a regressor's output
+        record["reported_score"] = _float(
+            getattr(step, "prediction", np.nan)
+            if defs.classes is None
+            else step.target_proba
+        )
+        for check in STEP_CHECKS:
+            record["problems"].extend(check(defs, record, step, totals))
+    if defs.max_length is not None and len(taken) > defs.max_length:
+        taken[-1]["problems"].append(
+            f"{len(taken)} steps, more than max_sequence_length={defs.max_length}"
+        )
+
+
+def _flags(defs, record, step, totals):
+    """The step's own checks: a repeat, the value space, the direction, the
+    conditions, the effort."""
+    problems = []
+    if record["repeated"]:
+        problems.append(f"action {record['action']!r} repeated")
+    if not record["in_space"]:
+        problems.append(f"new value {record['new_value']!r} outside the value space")
+    if not record["in_direction"]:
+        action = defs.actions[record["action"]]
+        problems.append(
+            f"new value {record['new_value']!r} against the direction "
+            f"{action.direction!r} from {record['old_value']!r}"
+        )
+    if not record["precondition"]:
+        problems.append("precondition fails")
+    if not record["postcondition"]:
+        problems.append("postcondition fails")
+    if not (np.isfinite(record["effort"]) and record["effort"] >= 0):
+        problems.append(f"effort {_fmt(record['effort'])} is not a finite number >= 0")
+    return problems
+
+
+def _old_value(defs, record, step, totals):
+    name = record["feature"]
+    old = (
+        defs.label(name, step.old_value)
+        if defs.categorical[name]
+        else (np.nan if _missing(step.old_number) else float(step.old_number))
+    )
+    if defs.same(name, old, record["old_value"]):
+        return []
+    return [f"old value: reported {old!r}, replayed {record['old_value']!r}"]
+
+
+def _costs(defs, record, step, totals):
+    """The effort, the discount and the cost, replayed and as reported."""
+    problems = [
+        *differs(defs, "effort", step.effort, record["effort"]),
+        *differs(defs, "discount", step.discount, record["discount"]),
+    ]
+    reported_cost = _float(step.cost)
+    problems += differs(
+        defs, "cost", reported_cost, record["cost"], how="replayed effort x discount"
+    )
+    product = _float(step.effort) * _float(step.discount)
+    if not defs.close(reported_cost, product):
+        problems.append(
+            f"cost: reported {_fmt(reported_cost)} is not the reported "
+            f"effort x discount {_fmt(product)}"
+        )
+    return problems
+
+
+def _sequence(defs, record, step, totals):
+    """The sequence's totals, on each of its steps."""
+    problems = differs(
+        defs,
+        "sequence_cost",
+        step.sequence_cost,
+        totals.cost,
+        how="replayed sum of costs",
+    )
+    if hasattr(step, "sequence_effort"):
+        problems += differs(
+            defs,
+            "sequence_effort",
+            step.sequence_effort,
+            totals.effort,
+            how="replayed sum of efforts",
+        )
+    if hasattr(step, "gower_distance"):
+        problems += differs(defs, "gower_distance", step.gower_distance, totals.gower)
+    if _missing(step.length) or int(step.length) != totals.length:
+        problems.append(f"length: reported {step.length!r}, {totals.length} step(s)")
+    return problems
+
+
+# every step goes through these, in this order
+STEP_CHECKS = (_flags, _old_value, _costs, _sequence)
+
+
+def differs(defs, column, reported, replayed, how="replayed"):
+    """``[problem]`` when the reported number is not the replayed one."""
+    reported = _float(reported)
+    if defs.close(reported, replayed):
+        return []
+    return [f"{column}: reported {_fmt(reported)}, {how} {_fmt(replayed)}"]
+
+
+def gower_distance(defs, x0, state):
+    """Gower distance between ``x0`` and ``state`` (see the user guide)."""
+    total = 0.0
+    for name in defs.names:
+        a, b = x0[name], state[name]
+        if _missing(a) or _missing(b):
+            total += float(_missing(a) != _missing(b))
+        elif defs.categorical[name]:
+            total += float(not defs.same(name, a, b))
+        else:
+            low, high = defs.ranges[name]
+            total += abs(b - a) / (high - low) if high > low else 0.0
+    return total / len(defs.names)
+
+
+def check_state(defs, record, reported_states):
+    key = (record["instance"], record["solution"], record["step"])
+    reported = reported_states.get(key)
+    if reported is None:
+        record["problems"].append("no reported state for this step")
+        return
+    state = record["state"]
+    different = [
+        f"{name} reported {reported[name]!r}, replayed {state[name]!r}"
+        for name in defs.names
+        if not defs.same(name, defs.raw(name, reported[name]), state[name])
+    ]
+    if different:
+        record["problems"].append("state: " + ", ".join(different))

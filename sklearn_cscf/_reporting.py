@@ -1,0 +1,635 @@
+"""The explanations as text (the public names are in :mod:`sklearn_cscf.reporting`)."""
+
+import os
+import textwrap
+from collections.abc import Mapping
+from numbers import Integral, Real
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._dataframes import to_pandas
+from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame
+from sklearn_cscf._saving import read_frame, write_frame
+from sklearn_cscf._sklearn_compat import HasMethods, validate_params
+from sklearn_cscf._status import (
+    STATUS_ALREADY_TARGET,
+    STATUS_NO_COUNTERFACTUAL,
+    STATUS_OK,
+)
+
+__all__ = ["describe", "read_explanations", "show", "write_explanations"]
+
+# the columns of explain's frame that the text needs: not the typed numbers
+# (the values as text stand in) nor the target class (target_name does)
+_OPTIONAL = ("old_number", "new_number", "target_class")
+_REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
+_STATE_KEYS = ("instance", "solution", "step")
+# what a status without sequences means, and what may help
+_HINTS = {
+    STATUS_NO_COUNTERFACTUAL: (
+        "no valid sequence found within the search budget; a larger "
+        "population_size or n_generations, wider value spaces or more actions "
+        "may help"
+    ),
+    STATUS_ALREADY_TARGET: "the model already predicts the target class",
+}
+_WIDTH = 100  # the profile is wrapped to this many characters
+
+
+@validate_params(
+    {
+        "explanations": "no_validation",  # check_frame names what gives it
+        "states": "no_validation",
+        "X": "no_validation",
+        "instance": "no_validation",
+        "initial_proba": "no_validation",
+        "target_name": [str, None],
+        "max_plans": "no_validation",  # an int >= 0 or None, not a bool: below
+        "noun": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
+def describe(
+    explanations,
+    states=None,
+    *,
+    X=None,
+    instance=None,
+    initial_proba=None,
+    target_name=None,
+    max_plans=3,
+    noun="Instance",
+):
+    """The explanations as text: per instance, its cheapest plans step by step.
+
+    Per instance, in the order of the frame (the order of the rows given to
+    ``explain``): a header (``noun``, the instance's label and, with ``X``, its
+    profile), the probability of the target class now (with
+    ``initial_proba``), then either its status or its plans. A plan is a set of
+    actions (the frame's ``plan`` column; ``#1`` is plan 0); each of the
+    cheapest ``max_plans`` plans is shown in its cheapest order, one line per
+    step: the action, the feature it sets, the old and new values, the step's
+    cost (``effort x discount`` when the feature graph discounts it) and the
+    probability of the target class after the step. With ``states``, the
+    other features each step changes (its consequences) follow the step
+    ("and so: age 18 -> 24"). How many other orders of the same plan the frame
+    holds, and what they cost, follows the plan's header.
+
+    Works on a full frame and on one that keeps only some orders or plans,
+    and on a frame read back with :func:`pandas.read_csv`.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
+    states : DataFrame, default=None
+        The states returned with it by ``explain(X, return_states=True)``;
+        gives the consequences of each step.
+    X : DataFrame, default=None
+        The explained rows, indexed by the frame's ``instance`` labels: each
+        instance's profile (``feature=value, ...``) heads its text. Pass a
+        subset of the columns for a shorter profile.
+    instance : label or list of labels, default=None
+        The instance(s) to describe, in this order; default: every instance of
+        the frame, in the frame's order.
+    initial_proba : float, dict, Series or array-like, default=None
+        The probability of the target class of each instance before any step
+        (``model.predict_proba(X)[:, 1]`` for a binary model): a dict or Series
+        keyed by instance label, an array in the order of the rows of ``X``
+        (needs ``X``), or a number when one instance is described.
+    target_name : str, default=None
+        The name of the target class in ``P(target_name)``; default: the
+        frame's ``target_class``.
+    max_plans : int or None, default=3
+        Show at most this many plans per instance, the cheapest first; ``None``
+        shows all of them, ``0`` only the header and the counts.
+    noun : str, default="Instance"
+        What an instance is ("Person", "Applicant"), heading its text.
+
+    Returns
+    -------
+    str
+        The text of each instance, separated by blank lines.
+
+    Raises
+    ------
+    TypeError
+        If ``explanations``, ``states`` or ``X`` is not a DataFrame.
+    ValueError
+        If a frame lacks the columns of ``explain``'s, if ``instance`` names
+        an instance the frame does not hold, if ``X`` or ``states`` lack a
+        row needed, or if ``initial_proba`` does not fit the instances.
+
+    See Also
+    --------
+    show : Print this text.
+    sklearn_cscf.plotting.plot_target_probability : The same steps, plotted.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn.compose import make_column_transformer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_cscf import Action, SequentialCounterfactualExplainer
+    >>> from sklearn_cscf import describe
+    >>> X = pd.DataFrame({"job": ["clerk", "developer"] * 10, "age": range(20, 40)})
+    >>> y = (X["job"] == "developer").astype(int)
+    >>> model = make_pipeline(
+    ...     make_column_transformer((OneHotEncoder(), ["job"]), remainder="drop"),
+    ...     DecisionTreeClassifier(random_state=0),
+    ... ).fit(X, y)
+    >>> retrain = Action(
+    ...     "retrain", "job", values="developer",
+    ...     cost=lambda b, a: 2.0,                       # two years
+    ...     effects={"age": lambda b, a: b["age"] + 2},  # that pass
+    ... )
+    >>> explainer = SequentialCounterfactualExplainer(
+    ...     model, actions=[retrain], population_size=40, n_generations=8,
+    ...     random_state=0,
+    ... ).fit(X)
+    >>> rejected = X.head(1)
+    >>> explanations, states = explainer.explain(rejected, return_states=True)
+    >>> print(describe(
+    ...     explanations, states, X=rejected, noun="Person", target_name="hired",
+    ...     initial_proba=model.predict_proba(rejected)[:, 1],
+    ... ))
+    Person 0: job=clerk, age=20
+      P(hired) now 0.00; 1 Pareto-optimal sequence(s) in 1 plan(s):
+      #1  cost 2.00, 1 step(s), Gower distance 0.553
+          1. retrain  job  clerk -> developer  cost 2.00  P(hired) 1.00
+             and so: age 20 -> 22
+    """
+    frame = check_frame(
+        explanations,
+        _REQUIRED,
+        unpack="return_states",
+        then="describe(explanations, states)",
+    )
+    labels, rows_of = _select(frame, instance)
+    max_plans = _check_max_plans(max_plans)
+    X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
+    profiles = _profiles(X, labels)
+    probas = _initial_probas(initial_proba, X, labels)
+    path = None if states is None else _state_lookup(states, labels)
+    blocks = []
+    for label in labels:
+        rows = frame.iloc[rows_of[label]]
+        name = target_name
+        if name is None:
+            name = str(rows["target_class"].iloc[0]) if "target_class" in rows else ""
+        blocks.append(
+            _describe_instance(
+                label,
+                rows,
+                profile=profiles.get(label),
+                proba=probas.get(label),
+                target_name=name or "target",
+                max_plans=max_plans,
+                noun=noun,
+                path=path,
+            )
+        )
+    return "\n\n".join(blocks)
+
+
+def show(explanations, states=None, **options):
+    """Print the explanations as text: :func:`describe`, printed.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame returned by
+        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
+    states : DataFrame, default=None
+        The states returned with it by ``explain(X, return_states=True)``.
+    **options
+        ``X``, ``instance``, ``initial_proba``, ``target_name``, ``max_plans``
+        and ``noun``, as for :func:`describe`.
+
+    See Also
+    --------
+    describe : The same text, as a string.
+    """
+    print(describe(explanations, states, **options))
+
+
+# ---------------------------------------------------------------------- #
+# One instance
+# ---------------------------------------------------------------------- #
+def _describe_instance(
+    label, rows, *, profile, proba, target_name, max_plans, noun, path
+):
+    if profile is None:
+        lines = [f"{noun} {label}"]
+    else:
+        lines = textwrap.wrap(
+            f"{noun} {label}: {profile}",
+            width=_WIDTH,
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
+    head = [] if proba is None else [f"P({target_name}) now {proba:.2f}"]
+    ok = rows[rows["status"] == STATUS_OK]
+    if ok.empty:
+        status = rows["status"].iloc[0]
+        detail = _HINTS.get(status)
+        if "message" in rows and not pd.isna(rows["message"].iloc[0]):
+            detail = str(rows["message"].iloc[0])
+        head.append(f"status: {status}" + (f" ({detail})" if detail else ""))
+        lines += textwrap.wrap(
+            "; ".join(head),
+            width=_WIDTH,
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
+        return "\n".join(lines)
+
+    plans = _plans(label, ok)
+    n_solutions = sum(len(orders) for orders in plans.values())
+    shown = list(plans.items())[: len(plans) if max_plans is None else max_plans]
+    counts = f"{n_solutions} Pareto-optimal sequence(s) in {len(plans)} plan(s)"
+    if max_plans != 0:
+        counts += ":" if len(shown) == len(plans) else f"; the cheapest {len(shown)}:"
+    head.append(counts)
+    lines.append("  " + "; ".join(head))
+
+    cheapest = [orders[0][1] for _, orders in shown]
+    cells = [[_step_cells(step) for step in seq.itertuples()] for seq in cheapest]
+    widths = [
+        max((len(row[k]) for seq in cells for row in seq), default=0) for k in range(5)
+    ]
+    for (plan, orders), seq, seq_cells in zip(shown, cheapest, cells):
+        lines.append(_plan_header(plan, seq, orders))
+        for step, (action, feature, old, new, priced) in zip(
+            seq.itertuples(), seq_cells
+        ):
+            line = (
+                f"      {int(step.step)}. {action:<{widths[0]}}  "
+                f"{feature:<{widths[1]}}  {old:>{widths[2]}} -> "
+                f"{new:<{widths[3]}}  {priced:<{widths[4]}}"
+            )
+            if not pd.isna(step.target_proba):
+                line += f"  P({target_name}) {step.target_proba:.2f}"
+            lines.append(line.rstrip())
+            if path is not None:
+                changed = _consequences(path, label, step)
+                if changed:
+                    lines.append(f"         and so: {'; '.join(changed)}")
+    return "\n".join(lines)
+
+
+def _plans(label, ok):
+    """``{plan: [(cost, steps of one order), ...]}``, cheapest plan and order
+    first."""
+    keys = ok[["plan", "solution"]]
+    if keys.isna().any().any():
+        raise ValueError(
+            f"instance {label!r} has 'ok' rows without a plan or solution; pass "
+            f"the DataFrame returned by {EXPLAIN}."
+        )
+    plans = {}
+    for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
+        seq = seq.sort_values("step")
+        plans.setdefault(int(plan), []).append(
+            (float(seq["sequence_cost"].iloc[0]), seq)
+        )
+    for orders in plans.values():
+        orders.sort(key=lambda order: order[0])
+    return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
+
+
+def _plan_header(plan, seq, orders):
+    first = seq.iloc[0]
+    cost = float(first["sequence_cost"])
+    effort = float(first["sequence_effort"])
+    text = f"  #{plan + 1}  cost {_cost(cost)}"
+    if not np.isclose(cost, effort):
+        text += f" (effort {_cost(effort)})"
+    text += (
+        f", {int(first['length'])} step(s), "
+        f"Gower distance {float(first['gower_distance']):.3f}"
+    )
+    others = [order_cost for order_cost, _ in orders[1:]]
+    if others:
+        low, high = _cost(min(others)), _cost(max(others))
+        span = low if low == high else f"{low} to {high}"
+        text += f"; the same actions in {len(others)} other order(s) cost {span}"
+    return text
+
+
+def _step_cells(step):
+    """The action, feature, old and new values, and the priced cost of a step."""
+    priced = f"cost {_cost(step.cost)}"
+    if not pd.isna(step.discount) and not np.isclose(step.discount, 1.0):
+        priced += f" ({_cost(step.effort)} x {step.discount:.2f})"
+    old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
+    if not (pd.isna(old) or pd.isna(new)):
+        old, new = _number_pair(float(old), float(new))
+    else:
+        old, new = (_shown(step, w) for w in ("old", "new"))
+    return (str(step.action), str(step.feature), old, new, priced)
+
+
+def _shown(step, which):
+    """A step's old or new value: the number when there is one, else the text."""
+    number = getattr(step, f"{which}_number", np.nan)
+    if not pd.isna(number):
+        return _value(float(number))
+    return _value(getattr(step, f"{which}_value"))
+
+
+def _number_pair(old, new):
+    """A numeric step's old and new values, at the scale of the larger: from
+    1 up, whole numbers whole and others to two decimals, so that a refined
+    ``43,834.52 -> 0.081`` reads ``43,834.52 -> 0.08`` (and ``-> 0.001``
+    reads ``-> 0``); below 1, two significant digits (``0.25 -> 0.31``)."""
+    scale = max(abs(old), abs(new))
+    if not np.isfinite(scale) or scale < 1:
+        return _value(old), _value(new)
+    return _hundredths(old), _hundredths(new)
+
+
+def _hundredths(value):
+    """Thousands separated; whole when two decimals would show zeros."""
+    value = round(value, 2) + 0.0  # no -0
+    if value.is_integer() and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+
+def _consequences(path, label, step):
+    """``"name old -> new"`` for each other feature the step changed."""
+    solution, t = int(step.solution), int(step.step)
+    before, after = (path(label, solution, t - 1), path(label, solution, t))
+    return [
+        f"{name} {_value(old)} -> {_value(new)}"
+        for name, old, new in zip(before.index, before, after)
+        if str(name) != str(step.feature)
+        and not (pd.isna(old) and pd.isna(new))
+        and (pd.isna(old) or pd.isna(new) or old != new)
+    ]
+
+
+# ---------------------------------------------------------------------- #
+# Formatting
+# ---------------------------------------------------------------------- #
+def _value(value):
+    """A raw value for people: thousands separated, whole numbers whole."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return "-"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
+        return str(value)
+    value = float(value)
+    if abs(value) < 1 and not value.is_integer():
+        return f"{value:.2g}"
+    # whole when two decimals would show zeros (float noise: 49146.0000001)
+    if round(value, 2).is_integer() and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+
+def _cost(value):
+    """A cost: two decimals, or two significant digits below 0.01."""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+# ---------------------------------------------------------------------- #
+# Checks
+# ---------------------------------------------------------------------- #
+def _select(frame, instance):
+    """The labels to describe and the positions of each one's rows."""
+    codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
+    known = pd.Index(uniques)
+    if instance is None:
+        chosen = list(range(len(known)))
+    else:
+        wanted = (
+            list(instance)
+            if isinstance(instance, list | np.ndarray | pd.Index | pd.Series)
+            else [instance]
+        )
+        chosen = []
+        for label in wanted:
+            position = known.get_indexer([label])[0] if len(known) else -1
+            if position < 0:
+                more = " ..." if len(known) > 5 else ""
+                raise ValueError(
+                    f"instance {label!r} is not in explanations; it holds "
+                    f"{known[:5].tolist()}{more}."
+                )
+            chosen.append(position)
+    # plain Python labels read better in the text and in messages
+    labels = [_plain(known[k]) for k in chosen]
+    rows_of = {_plain(known[k]): np.flatnonzero(codes == k) for k in chosen}
+    return labels, rows_of
+
+
+def _plain(label):
+    return label.item() if isinstance(label, np.generic) else label
+
+
+def _check_max_plans(max_plans):
+    if max_plans is None:
+        return None
+    if isinstance(max_plans, bool) or not isinstance(max_plans, Integral):
+        raise ValueError(f"max_plans must be an int >= 0 or None, got {max_plans!r}.")
+    if max_plans < 0:
+        raise ValueError(f"max_plans must be an int >= 0 or None, got {max_plans}.")
+    return int(max_plans)
+
+
+def _profiles(X, labels):
+    """``{label: "feature=value, ..."}`` from the rows of ``X``."""
+    if X is None:
+        return {}
+    if not isinstance(X, pd.DataFrame):
+        raise TypeError(
+            "X must be the DataFrame of the explained rows (indexed by the "
+            f"frame's instance labels), got {type(X).__name__}."
+        )
+    profiles = {}
+    for label in labels:
+        position = X.index.get_indexer_for([label])
+        if not len(position) or position[0] < 0:
+            raise ValueError(
+                f"X has no row labelled {label!r}; pass the rows given to explain."
+            )
+        row = X.iloc[position[0]]
+        profiles[label] = ", ".join(
+            f"{name}={_value(value)}" for name, value in row.items()
+        )
+    return profiles
+
+
+def _initial_probas(initial_proba, X, labels):
+    """``{label: probability}`` from any of the accepted forms."""
+    if initial_proba is None:
+        return {}
+    if isinstance(initial_proba, Mapping | pd.Series):
+        found = {
+            label: float(initial_proba[label])
+            for label in labels
+            if label in initial_proba.keys()
+        }
+        return found
+    values = np.asarray(initial_proba, dtype=float)
+    if values.ndim == 0:
+        if len(labels) != 1:
+            raise ValueError(
+                f"initial_proba is a single number for {len(labels)} instances; "
+                "pass one per instance (a dict or Series keyed by label)."
+            )
+        return {labels[0]: float(values)}
+    if values.ndim != 1:
+        raise ValueError(
+            "initial_proba must hold one probability per row, e.g. "
+            f"model.predict_proba(X)[:, 1]; got shape {values.shape}."
+        )
+    if X is None or len(values) != len(X):
+        raise ValueError(
+            "an array of initial_proba follows the rows of X: pass X with "
+            f"{len(values)} rows, or a Series indexed by instance label."
+        )
+    by_label = dict(zip(X.index, values))
+    return {label: float(by_label[label]) for label in labels if label in by_label}
+
+
+def _state_lookup(states, labels):
+    """``path(label, solution, step) -> Series`` of the features of a state."""
+    check_frame(
+        states,
+        _STATE_KEYS,
+        name="states",
+        returned_by="explain(X, return_states=True)",
+    )
+    states = states[states["instance"].isin(labels)]
+    features = states.columns.drop(list(_STATE_KEYS))
+    keys = zip(
+        states["instance"],
+        states["solution"].astype(int),
+        states["step"].astype(int),
+    )
+    table = dict(zip(keys, states[features].to_numpy(dtype=object)))
+
+    def path(label, solution, step):
+        try:
+            values = table[(label, solution, step)]
+        except KeyError:
+            raise ValueError(
+                f"states has no state for instance {label!r}, solution "
+                f"{solution}, step {step}; pass the states returned together "
+                "with these explanations."
+            ) from None
+        return pd.Series(values, index=features)
+
+    return path
+
+
+@validate_params(
+    {"path": [str, os.PathLike, HasMethods(["read"])]},
+    prefer_skip_nested_validation=True,
+)
+def read_explanations(path, **kwargs):
+    """Read an explanations frame saved with :func:`write_explanations`,
+    ``to_csv(index=False)`` or ``to_parquet``.
+
+    A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
+    text values that look like numbers become numbers, ``"NA"`` becomes a
+    missing value and the whole-number columns become floats. This restores
+    the types of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`'s
+    frame: text columns as ``string`` (only an empty field is missing),
+    ``plan``, ``solution``, ``step`` and ``length`` as ``Int64``, the numbers as
+    ``float64``. The labels of ``instance``, ``feature`` and ``target_class``
+    get back the types :func:`write_explanations` recorded (so ``"007"``
+    stays text and ``"1"`` and ``1`` stay apart). In a file written by
+    ``to_csv`` alone, a label column is read as whole numbers where every
+    label is written as one (``"7"``, not ``"007"``; ``instance`` as
+    ``int64``), as text otherwise. A path ending in ``.parquet`` is read with
+    :func:`pandas.read_parquet` (a parquet file keeps every other type by
+    itself; its text columns get the storage of ``explain``'s frame, so the
+    frame read back equals the one saved).
+
+    Parameters
+    ----------
+    path : str, path-like or file-like
+        The CSV (or parquet) file.
+    **kwargs : dict
+        Passed on to :func:`pandas.read_csv` (e.g. ``sep``) or
+        :func:`pandas.read_parquet`.
+
+    Returns
+    -------
+    DataFrame
+        The explanations frame.
+
+    See Also
+    --------
+    write_explanations : Save a frame with the types of its labels.
+    describe : The per-person text of a frame.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"instance": [7], "status": ["ok"], "step": [1],
+    ...                       "old_value": ["NA"], "new_value": ["007"]})
+    >>> back = read_explanations(io.StringIO(frame.to_csv(index=False)))
+    >>> back[["old_value", "new_value"]].iloc[0].tolist()
+    ['NA', '007']
+    >>> str(back["step"].dtype)
+    'Int64'
+    """
+    return read_frame(path, **kwargs)
+
+
+@validate_params(
+    {
+        "explanations": [pd.DataFrame],
+        "path": [str, os.PathLike, HasMethods(["write"])],
+    },
+    prefer_skip_nested_validation=True,
+)
+def write_explanations(explanations, path, **kwargs):
+    """Save an explanations frame as CSV (or parquet) with its labels' types.
+
+    Writes ``explanations.to_csv(path, index=False)`` (``to_parquet`` for a
+    path ending in ``.parquet``) with one more column per label column
+    (``instance_type``, ``feature_type``, ``target_class_type``) naming the
+    type of each label, so that :func:`read_explanations` gives back
+    ``"007"`` as text and keeps ``"1"`` and ``1`` apart. Labels may be text,
+    whole or real numbers, booleans or timestamps; others are refused with a
+    ``TypeError``.
+
+    Parameters
+    ----------
+    explanations : DataFrame
+        The frame of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`.
+    path : str, path-like or file-like
+        Where to write.
+    **kwargs : dict
+        Passed on to :meth:`pandas.DataFrame.to_csv` or
+        :meth:`~pandas.DataFrame.to_parquet`.
+
+    See Also
+    --------
+    read_explanations : Read it back.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"instance": ["007", 7], "status": ["ok", "ok"]})
+    >>> buffer = io.StringIO()
+    >>> write_explanations(frame, buffer)
+    >>> _ = buffer.seek(0)
+    >>> read_explanations(buffer)["instance"].tolist()
+    ['007', 7]
+    """
+    write_frame(explanations, path, **kwargs)

@@ -1,0 +1,261 @@
+"""What must be reached: the targets of the search, and how the explainer's
+parameters become one.
+
+- :class:`ClassTarget`: an acceptable class, or a set of them (one class,
+  several, or every class but the one predicted now), optionally with a
+  minimum probability.
+- :class:`RangeTarget`: a range of a regressor's output, optionally with a
+  margin.
+- :func:`make_target`: the target of ``target_class`` (or ``target_range``),
+  ``target_margin`` and ``min_target_proba``, checked against the model's
+  classes.
+
+A target says how far a model's answer is from what must be reached
+(:meth:`~ClassTarget.gap`, 0 once reached), which score the frame reports
+after a step, each row's *target code* (which classes it accepts, from the
+model's decision about the row now) and the name of each code in the frame.
+"""
+
+import numpy as np
+import pandas as pd
+
+from sklearn_cscf._frames import TEXT
+
+# a state that misses the target class is at least this far from it
+MIN_GAP = 1e-6
+
+
+class ClassTarget:
+    """Reach an acceptable class: the model's decision must be one of them.
+
+    Each instance has a target code, a row of ``accept`` (which classes are
+    acceptable: one class, or a set such as every class but the one predicted
+    now). The gap of a state is 0 when the model decides for an acceptable
+    class (and, with ``min_proba``, gives the acceptable classes at least
+    that probability together). Otherwise it measures how far the state is
+    (at least ``MIN_GAP``): the lead of the most probable unacceptable class
+    over the most probable acceptable one when the decision is the arg-max of
+    the probabilities; ``1 - P(acceptable)`` when the decision is the model's
+    ``predict`` (its threshold may lie anywhere); how much probability is
+    missing below ``min_proba``; 1 for a model without probabilities. The
+    reported score of a state is the probability of the acceptable classes.
+
+    Parameters
+    ----------
+    accept : ndarray of shape (n_codes, n_classes) of bool
+        The acceptable classes of each target code.
+    use_predict : bool, default=False
+        Whether the decisions come from the model's ``predict``.
+    min_proba : float, default=None
+        The probability the acceptable classes must reach.
+    code : int, default=None
+        The target code of every row; ``None``: from each row's decision
+        (any class but the one predicted now).
+    names : array-like, default=None
+        The name of each target code in the frame.
+    """
+
+    reported = "target_proba"
+
+    def __init__(
+        self, accept, use_predict=False, min_proba=None, *, code=None, names=None
+    ):
+        self.accept = np.asarray(accept, dtype=bool)
+        self.use_predict = use_predict
+        self.min_proba = min_proba
+        self.code = code
+        self.names = names
+
+    def codes(self, decision):
+        """Each row's target code, from the model's decision now (-1: unknown)."""
+        if self.code is not None:
+            return np.full(decision.shape[0], self.code, dtype=np.intp)
+        n = self.accept.shape[1]
+        codes = 1 - decision if n == 2 else n + decision  # "opposite"
+        return np.where(decision >= 0, codes, -1)
+
+    def accepts(self, decision, codes):
+        """Whether each decision is an acceptable class."""
+        return self.accept[codes, decision]
+
+    def gap(self, answers, codes):
+        reached = self.accepts(answers.decision, codes)
+        if answers.output is None:
+            return np.where(reached, 0.0, 1.0)
+        proba, accept = answers.output, self.accept[codes]
+        chance = np.where(accept, proba, 0.0).sum(axis=1)
+        if self.use_predict:
+            distance = 1.0 - chance
+        else:
+            distance = np.where(accept, -np.inf, proba).max(axis=1) - np.where(
+                accept, proba, -np.inf
+            ).max(axis=1)
+        distance = np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
+        if self.min_proba is not None:
+            short = chance < self.min_proba
+            distance = np.where(
+                short, np.maximum(distance, self.min_proba - chance + MIN_GAP), distance
+            )
+        return distance
+
+    def score(self, answers, codes):
+        if answers.output is None:
+            return np.full(codes.shape[0], np.nan)
+        return np.where(self.accept[codes], answers.output, 0.0).sum(axis=1)
+
+
+class RangeTarget:
+    """Reach a range of a regressor's output.
+
+    A state reaches it when the prediction lies in ``[low + margin, high -
+    margin]``; its gap is otherwise the distance to that interval in units
+    of the range's width (at least ``MIN_GAP``). The reported score is the
+    prediction.
+
+    Parameters
+    ----------
+    low, high : float
+        The range (either may be infinite).
+    margin : float, default=0.0
+        How far inside the range the prediction must lie.
+    """
+
+    reported = "prediction"
+
+    def __init__(self, low, high, margin=0.0):
+        self.low, self.high, self.margin = float(low), float(high), float(margin)
+        width = self.high - self.low
+        self.scale = width if np.isfinite(width) and width > 0 else 1.0
+        # one target code, named by the range
+        self.names = pd.array([f"[{self.low:g}, {self.high:g}]"], dtype=TEXT)
+
+    def codes(self, decision):
+        """Each row's target code: 0, the range."""
+        return np.zeros(decision.shape[0], dtype=np.intp)
+
+    def accepts(self, decision, codes):
+        return np.ones(codes.shape[0], dtype=bool)  # decided by the value alone
+
+    def gap(self, answers, codes):
+        value, exact = answers.output[:, 0], answers.output[:, -1]
+        low, high = self.low + self.margin, self.high - self.margin
+        distance = np.maximum(np.maximum(low - value, value - high), 0.0) / self.scale
+        inside = (exact >= low) & (exact <= high)
+        return np.where(inside, 0.0, distance + MIN_GAP)
+
+    def score(self, answers, codes):
+        return answers.output[:, 0]
+
+
+# ---------------------------------------------------------------------- #
+# the explainer's parameters -> a target
+# ---------------------------------------------------------------------- #
+def make_target(
+    classes,
+    *,
+    target_class=None,
+    target_range=None,
+    target_margin=0.0,
+    min_target_proba=None,
+    use_predict=False,
+):
+    """The target of a classifier with ``classes``, or of a regressor.
+
+    Parameters
+    ----------
+    classes : ndarray or None
+        The classifier's classes; ``None`` for a regressor, whose target is
+        ``target_range`` with ``target_margin``.
+    target_class, target_range, target_margin, min_target_proba
+        As the explainer's parameters of the same names.
+    use_predict : bool, default=False
+        Whether the classifier's decisions come from its ``predict``.
+
+    Returns
+    -------
+    ClassTarget or RangeTarget
+        A :class:`ClassTarget`'s codes ``0 .. C-1`` accept one class,
+        ``C .. 2C-1`` every class but one (``"opposite"`` on a multiclass
+        model), ``2C`` a set given as ``target_class``.
+    """
+    if classes is None:
+        low, high = check_range(target_range)
+        if not high - low > 2 * target_margin:
+            raise ValueError(
+                f"target_range={target_range!r} leaves no room inside a "
+                f"target_margin of {target_margin!r}."
+            )
+        return RangeTarget(low, high, target_margin)
+    n = classes.shape[0]  # at least two (see _model.model_classes)
+    target = target_class
+    accept = np.vstack([np.eye(n, dtype=bool), ~np.eye(n, dtype=bool)])
+    names = [*classes.tolist(), *(f"not {c}" for c in classes.tolist())]
+    named_set = False
+    if isinstance(target, list | tuple | set | frozenset | np.ndarray | pd.Index):
+        labels = list(target)
+        unknown = [v for v in labels if not (classes == v).any()]
+        if not labels or unknown:
+            raise ValueError(
+                f"target_class={target!r}: "
+                + (f"{unknown} are not" if unknown else "an empty set holds no")
+                + f" classes of the estimator ({classes.tolist()})."
+            )
+        chosen = np.isin(classes, labels)
+        accept = np.vstack([accept, chosen])
+        names.append(" or ".join(str(c) for c in classes[chosen]))
+        code = 2 * n
+        named_set = True
+    elif target is None and n == 2:
+        code = 1
+    elif target is None or (isinstance(target, str) and target == "opposite"):
+        code = None  # from each row's decision
+        named_set = n > 2
+    else:
+        matches = np.flatnonzero(classes == target)
+        if matches.size == 0:
+            raise ValueError(
+                f"target_class={target!r} is not one of the estimator's "
+                f"classes {classes.tolist()}."
+            )
+        code = int(matches[0])
+    # a set of classes has a name, not a label: the column is then text
+    names = pd.array([str(v) for v in names], dtype=TEXT) if named_set else classes
+    return ClassTarget(accept, use_predict, min_target_proba, code=code, names=names)
+
+
+def nothing_to_explain(target, codes, *, classes, target_class, target_range):
+    """The warning when every row already reaches the target: is it the
+    right one? (``codes``: each row's target code.)"""
+    labels = sorted({str(target.names[t]) for t in codes})
+    if classes is None:
+        return (
+            f"Every row of X is already predicted in the target "
+            f"range {labels[0]}: nothing to explain. Is that the range "
+            f"to reach? target_range={target_range!r}."
+        )
+    named = "the positive class" if target_class is None else "target_class"
+    return (
+        f"Every row of X is already of the target class "
+        f"{', '.join(map(repr, labels))}: nothing to explain. Is "
+        f"that the class to reach? It is {named} (target_class="
+        f"{target_class!r}); the model's classes are "
+        f"{classes.tolist()}."
+    )
+
+
+def check_range(target_range):
+    """``(low, high)`` of a target range, checked."""
+    try:
+        low, high = target_range
+        low = -np.inf if low is None else float(low)
+        high = np.inf if high is None else float(high)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"target_range must be (low, high), two numbers; got {target_range!r}."
+        ) from None
+    if np.isnan(low) or np.isnan(high) or not low < high:
+        raise ValueError(
+            f"target_range must be (low, high) with low < high; got "
+            f"{target_range!r} (use None, -inf or inf for an open end)."
+        )
+    return low, high

@@ -1,0 +1,79 @@
+"""Pieces of the output and their assembly in input order
+(sklearn_cscf._batches)."""
+
+import numpy as np
+import pandas as pd
+from _results import ACTIONS, SCHEMA, TARGETS, ok_result, quick_result
+
+from sklearn_cscf._batches import Output, assemble, make_piece
+from sklearn_cscf._status import (
+    STATUS_ALREADY_TARGET,
+    STATUS_NO_COUNTERFACTUAL,
+    STATUS_OK,
+)
+
+OUTPUT = Output(SCHEMA, ACTIONS, TARGETS)
+
+
+def test_a_piece_holds_its_rows_and_the_states_transform_reports():
+    results = [ok_result(), quick_result(STATUS_ALREADY_TARGET)]
+    piece = make_piece(results, [4, 5], pd.Index(["a", "b"]), OUTPUT, True)
+    assert piece.positions.tolist() == [4, 5]
+    # 3 steps of the first row, one status row of the second
+    assert piece.frame_rows.tolist() == [3, 1]
+    assert piece.states_rows.tolist() == [5, 0]
+    # the cheapest sequence's final state; the row itself when it is accepted
+    np.testing.assert_array_equal(piece.finals[0], results[0].final_state(0))
+    np.testing.assert_array_equal(piece.finals[1], results[1].x0)
+
+
+def test_a_piece_shows_what_max_plans_and_all_orders_keep():
+    output = Output(SCHEMA, ACTIONS, TARGETS, max_plans=1, all_orders=False)
+    piece = make_piece([ok_result()], [0], pd.RangeIndex(1), output, False)
+    # the details count every sequence found, the frame shows the kept ones
+    assert piece.details["n_solutions"].tolist() == [2]
+    assert piece.frame["solution"].tolist() == [0]
+    assert piece.states is None
+
+
+def test_a_row_without_a_sequence_has_missing_final_states():
+    piece = make_piece(
+        [quick_result(STATUS_NO_COUNTERFACTUAL)], [0], pd.RangeIndex(1), OUTPUT, False
+    )
+    assert np.isnan(piece.finals[0, 0]) and piece.finals[0, 1] == -1
+
+
+def test_pieces_are_assembled_in_input_order():
+    index = pd.Index(["r0", "r1", "r2", "r3"])
+    # pieces finished out of order, and one whose rows are not consecutive
+    first = make_piece(
+        [quick_result(STATUS_ALREADY_TARGET), ok_result()],
+        [1, 3],
+        index[[1, 3]],
+        OUTPUT,
+        True,
+    )
+    second = make_piece(
+        [ok_result(x0=(40.0, "boss")), quick_result(STATUS_NO_COUNTERFACTUAL)],
+        [0, 2],
+        index[[0, 2]],
+        OUTPUT,
+        True,
+    )
+    frame, states, details, finals = assemble([first, second], 4, SCHEMA.n_features)
+    assert details["instance"].tolist() == ["r0", "r1", "r2", "r3"]
+    assert frame["instance"].tolist() == ["r0"] * 3 + ["r1", "r2"] + ["r3"] * 3
+    assert frame["status"].tolist()[3:5] == [STATUS_ALREADY_TARGET, "no_counterfactual"]
+    # each row's own steps stay together and in their order
+    assert frame.loc[frame["instance"] == "r0", "step"].tolist() == [1, 1, 2]
+    assert frame.index.tolist() == list(range(8))
+    assert states["instance"].tolist() == ["r0"] * 5 + ["r3"] * 5
+    assert finals[0, 0] == 30.0 and finals[1, 0] == 20.0 and np.isnan(finals[2, 0])
+
+
+def test_no_rows_assemble_to_empty_frames():
+    empty = make_piece([], [], pd.Index([]), OUTPUT, False)
+    frame, states, details, finals = assemble([empty], 0, SCHEMA.n_features)
+    assert frame.empty and details.empty and states is None
+    assert finals.shape == (0, 2)
+    assert STATUS_OK not in set(frame["status"])

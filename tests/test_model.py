@@ -1,0 +1,224 @@
+"""The black box (sklearn_cscf._model): model calls, decisions, remembered
+answers, and what kind of model it is."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from sklearn_cscf._model import (
+    AnswerMemo,
+    Answers,
+    ModelAdapter,
+    Usage,
+    ask,
+    decisions_now,
+    is_fitted,
+    model_classes,
+    needs_predict,
+    state_hashes,
+)
+from sklearn_cscf._schema import FeatureSchema
+
+
+class Thresholded:
+    """A classifier whose predict is not the arg-max of its probabilities:
+    class 1 from P(1) >= 0.8 on, as with a tuned decision threshold."""
+
+    classes_ = np.array(["no", "yes"])
+
+    def predict_proba(self, X):
+        p = np.clip(np.asarray(X, dtype=float)[:, 0], 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.8).astype(int)]
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+@pytest.fixture
+def schema():
+    return FeatureSchema(pd.DataFrame({"p": [0.0, 0.5, 1.0], "z": [1.0, 2.0, 3.0]}))
+
+
+def states(*ps):
+    return np.array([[p, 0.0] for p in ps])
+
+
+# ---------------------------------------------------------------------- #
+# decisions
+# ---------------------------------------------------------------------- #
+def test_use_predict_decides_by_predict_not_the_arg_max(schema):
+    rows = states(0.3, 0.6, 0.9)
+    by_predict = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
+    answers = by_predict.answer(rows)
+    # P(yes) = 0.6 is the arg-max, but predict says "no" below 0.8
+    assert answers.decision.tolist() == [0, 0, 1]
+    np.testing.assert_allclose(answers.output[:, 1], [0.3, 0.6, 0.9])
+    by_arg_max = ModelAdapter(Thresholded(), schema, Thresholded.classes_, False)
+    assert by_arg_max.answer(rows).decision.tolist() == [0, 1, 1]
+    # one call of each method per batch, counted once
+    assert by_predict.n_calls == 1 and by_predict.n_rows == 3
+
+
+def test_a_classifier_without_predict_proba_decides_by_predict(schema):
+    class Labels:
+        classes_ = np.array([0, 1])
+
+        def predict(self, X):
+            return (np.asarray(X, dtype=float)[:, 0] > 0.5).astype(int)
+
+    model = ModelAdapter(Labels(), schema, Labels.classes_)
+    assert model.use_predict and not model.has_output
+    answers = model.answer(states(0.2, 0.7))
+    assert answers.decision.tolist() == [0, 1]
+    assert answers.output is None
+
+
+def test_a_regressor_answers_its_prediction_rounded_and_exact(schema):
+    class Exact:
+        def predict(self, X):
+            return np.asarray(X, dtype=float)[:, 0] / 3.0
+
+    answers = ModelAdapter(Exact(), schema, None).answer(states(1.0, 0.5))
+    assert answers.decision.tolist() == [0, 0]
+    np.testing.assert_array_equal(answers.output[:, 1], [1 / 3, 0.5 / 3])
+    np.testing.assert_allclose(answers.output[:, 0], answers.output[:, 1], rtol=1e-11)
+
+
+def test_probabilities_are_checked(schema):
+    class Broken(Thresholded):
+        def predict_proba(self, X):
+            return np.full((len(X), 2), 1.5)
+
+    with pytest.raises(ValueError, match="not probabilities"):
+        ModelAdapter(Broken(), schema, Broken.classes_).answer(states(0.1))
+
+    class Narrow(Thresholded):
+        def predict_proba(self, X):
+            return np.ones((len(X), 1))
+
+    with pytest.raises(ValueError, match=r"expected \(1, 2\)"):
+        ModelAdapter(Narrow(), schema, Narrow.classes_).answer(states(0.1))
+
+
+def test_labels_outside_classes_are_refused(schema):
+    model = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
+    with pytest.raises(ValueError, match="not labels in classes_"):
+        model.decision_of(np.array(["maybe"]))
+
+
+def test_decisions_now_name_the_rows_the_model_fails_on():
+    X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    schema = FeatureSchema(X)
+    model = LogisticRegression().fit(X, [0, 0, 1, 1])
+
+    class FailsOnTwo:
+        classes_ = model.classes_
+
+        def predict_proba(self, rows):
+            if (rows["x"] == 2.0).any():
+                raise ValueError("not this one")
+            return model.predict_proba(rows)
+
+        def predict(self, rows):
+            return self.classes_[self.predict_proba(rows).argmax(axis=1)]
+
+    encoded = schema.encode(X)
+    answers, failures = decisions_now(model, schema, model.classes_, encoded, "warn")
+    assert answers.decision.tolist() == [0, 0, 1, 1] and failures == {}
+    broken = FailsOnTwo()
+    answers, failures = decisions_now(broken, schema, broken.classes_, encoded, "warn")
+    assert answers.decision.tolist() == [0, 0, -1, 1]
+    assert list(failures) == [2] and "not this one" in failures[2]
+    with pytest.raises(ValueError, match="not this one"):
+        decisions_now(broken, schema, broken.classes_, encoded, "raise")
+
+
+# ---------------------------------------------------------------------- #
+# what kind of model
+# ---------------------------------------------------------------------- #
+def test_needs_predict_only_when_predict_is_not_the_arg_max(schema):
+    X = pd.DataFrame({"p": np.linspace(0, 1, 50), "z": np.zeros(50)})
+    assert needs_predict(Thresholded(), schema, X, Thresholded.classes_)
+    y = (X["p"] > 0.5).astype(int)
+    plain = LogisticRegression().fit(X, y)
+    assert not needs_predict(plain, schema, X, plain.classes_)
+
+
+def test_model_classes_refuses_the_other_kind_of_model():
+    classifier = LogisticRegression().fit([[0.0], [1.0]], [0, 1])
+    regressor = Ridge().fit([[0.0], [1.0]], [0.0, 1.0])
+    assert model_classes(classifier, regressor=False).tolist() == [0, 1]
+    assert model_classes(regressor, regressor=True) is None
+    with pytest.raises(ValueError, match="this estimator is a classifier"):
+        model_classes(classifier, regressor=True)
+    with pytest.raises(TypeError, match="no classes_ attribute"):
+        model_classes(regressor, regressor=False)
+    one_class = LogisticRegression()
+    one_class.classes_ = np.array(["yes"])
+    with pytest.raises(ValueError, match="only one class"):
+        model_classes(one_class, regressor=False)
+
+
+def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
+    assert is_fitted(Thresholded())
+    assert not is_fitted(LogisticRegression())
+    assert is_fitted(LogisticRegression().fit([[0.0], [1.0]], [0, 1]))
+
+
+# ---------------------------------------------------------------------- #
+# asking for many instances at once
+# ---------------------------------------------------------------------- #
+def test_ask_sends_each_new_state_once_and_remembers_it(schema):
+    model = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
+    memos = [AnswerMemo(model.width), AnswerMemo(model.width)]
+    usage = [Usage(), Usage()]
+    # instance 0 asks two states, instance 1 one of them again and a new one
+    batch = states(0.3, 0.9, 0.9, 0.5)
+    groups = [(0, slice(0, 2)), (1, slice(2, 4))]
+    answers = ask(model, memos, usage, groups, batch)
+    assert answers.decision.tolist() == [0, 1, 1, 0]
+    assert model.n_calls == 1 and model.n_rows == 3  # 0.9 is sent once
+    assert [u.n_asked for u in usage] == [2, 2]
+    again = ask(model, memos, usage, groups, batch)
+    assert again.decision.tolist() == answers.decision.tolist()
+    assert model.n_calls == 1  # every state remembered: no new call
+    assert [u.n_calls for u in usage] == [1, 1]
+
+
+def test_state_hashes_equal_exactly_for_equal_states():
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 3, size=(2000, 5)).astype(float)
+    hashes = state_hashes(states)
+    _, by_state = np.unique(states, axis=0, return_inverse=True)
+    _, by_hash = np.unique(hashes, return_inverse=True)
+    # the same partition: equal states hash alike, different ones differently
+    assert len(set(zip(by_state.ravel(), by_hash))) == len(set(by_state.ravel()))
+    assert len(set(by_hash)) == len(set(by_state.ravel()))
+    # -0.0 is 0.0, every NaN is the same missing value, columns are ordered
+    special = np.array([[0.0, np.nan], [-0.0, -np.nan], [np.nan, 0.0]])
+    h = state_hashes(special)
+    assert h[0] == h[1] != h[2]
+
+
+def test_memo_remembers_and_stays_bounded():
+    memo = AnswerMemo(width=2, limit=5)
+    hashes = np.array([30, 10, 20], dtype=np.uint64)
+    order = np.argsort(hashes)
+    answers = Answers(
+        np.array([1, 0, 1]), np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
+    )
+    memo.insert(hashes[order], answers.take(order))
+    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64))
+    assert (slots >= 0).tolist() == [True, False, True, True]
+    got = memo.answers(slots[[0, 2, 3]])
+    assert got.decision.tolist() == [1, 1, 0]
+    np.testing.assert_array_equal(got.output[:, 1], [0.6, 0.8, 0.1])
+    more = np.array([1, 2, 3], dtype=np.uint64)
+    memo.insert(more, answers)  # 6 > 5: starts afresh
+    assert len(memo) == 3
+    assert (memo.lookup(hashes) < 0).all()
+    assert (memo.lookup(more) >= 0).all()
