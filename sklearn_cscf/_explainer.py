@@ -1,7 +1,6 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
-import functools
-import warnings
+import dataclasses
 from numbers import Integral, Real
 
 import pandas as pd
@@ -20,13 +19,11 @@ from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf._driver import Schedule, explain_rows, warn_about_errors
 from sklearn_cscf._engine import Problem
 from sklearn_cscf._model import (
-    REPEAT_ROWS,
     answers_vary,
     decisions_now,
     fit_model,
     model_classes,
     needs_predict,
-    probe_rows,
 )
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._schema import FeatureSchema
@@ -39,28 +36,16 @@ from sklearn_cscf._sklearn_compat import (
     _fit_context,
 )
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
-from sklearn_cscf._targets import make_target, nothing_to_explain
-from sklearn_cscf._validation import check_finite, check_like_fit, check_X
+from sklearn_cscf._targets import make_target, warn_if_nothing_to_explain
+from sklearn_cscf._validation import (
+    check_finite,
+    check_has_features,
+    check_like_fit,
+    check_X,
+    unfitted_on_failure,
+)
 from sklearn_cscf.actions import probe_costs
 from sklearn_cscf.graph import CompiledGraph, FeatureGraph
-
-
-def _unfitted_on_failure(fit):
-    """``fit`` that leaves the explainer unfitted when it fails: every
-    attribute it set (``estimator_``, ``classes_``, ...) is removed, so that
-    the next call raises ``NotFittedError``, not a half-fitted state's error."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            params = self.get_params(deep=False)
-            for name in [n for n in vars(self) if n not in params]:
-                delattr(self, name)
-            raise
-
-    return wrapper
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -116,14 +101,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Individuals per generation.
     n_generations : int or "auto", default="auto"
         Generations (the first evaluates the random initial population).
-        ``"auto"`` (beyond the paper) spends them where they are needed: a
-        row's search stops once its two cheapest plans (actions and order;
-        refinement polishes their values) have not changed for
-        ``n_iter_no_change`` generations (25 when ``None``), after at least
-        30 and at most 300 generations; a row with no feasible sequence
-        after 150 generations stops there. An int runs exactly that many,
-        e.g. the paper's budget of 150. ``return_details=True`` reports the
-        generations each row ran.
+        ``"auto"``: a row's search stops once its two cheapest plans have not
+        changed for ``n_iter_no_change`` (25) generations, after 30 to 300
+        (150 without any feasible sequence). An int runs exactly that many
+        (the paper's budget: 150).
     mutant_fraction : float, default=0.2
         Share of each generation made of fresh random genotypes.
     crossover_bias : float, default=0.7
@@ -139,17 +120,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         With ``"auto"``: how many generations the cheapest plans must stay
         the same.
     refine : bool, default=True
-        After the search, pull every step of each final sequence back to the
-        cheapest value that still reaches the target (evenly spaced values
-        and the training values between the least change and the found one,
-        then bisection; every constraint checked); also try, for each row's
-        cheapest plans, one step pushed and the others pulled back, one more
-        step inserted first (an enabling step, e.g. one that crosses a
-        discount threshold), and every action alone; then keep the
-        Pareto-optimal sequences. This goes beyond the paper: random keys
-        only approach a range end or the model's decision threshold, and a
-        tree model accepts islands of values. ``False`` reports the search's
-        front as the paper does.
+        After the search, pull each step back to the cheapest value that
+        still reaches the target (training values tried, then bisection);
+        also try steps traded, an enabling step inserted first and every
+        action alone (see the user guide). Beyond the paper, which ``False``
+        reproduces.
     plausibility : bool or int, default=False
         Beyond the paper: add an objective measuring how far the final state
         lies from real data that reaches the target, the mean Gower distance
@@ -339,7 +314,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ #
     @_fit_context(prefer_skip_nested_validation=False)
-    @_unfitted_on_failure
+    @unfitted_on_failure
     def fit(self, X, y=None):
         """Learn the features and resolve the actions (and fit the model).
 
@@ -360,11 +335,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=True)
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
-        if X.shape[1] == 0:
-            raise ValueError(
-                f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
-                "required: X has no columns, so there is no feature to act on."
-            )
+        check_has_features(X)
         schema = FeatureSchema(X)
         # the model is handed the kind of frame it is fitted on (polars: polars)
         schema.model_frame = frame_library(given)
@@ -379,12 +350,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             self.estimator_, schema, X, self.classes_
         )
         # a model whose answers vary has every reported plan checked afresh
-        self._model_varies = answers_vary(
-            self.estimator_,
-            schema,
-            probe_rows(schema, X)[:REPEAT_ROWS],
-            self.classes_,
-        )
+        self._model_varies = answers_vary(self.estimator_, schema, X, self.classes_)
         self._target = make_target(
             self.classes_,
             target_class=self.target_class,
@@ -392,14 +358,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             target_margin=self.target_margin,
             min_target_proba=self.min_target_proba,
             use_predict=self.uses_predict_,
+            has_proba=hasattr(self.estimator_, "predict_proba"),
         )
-        if self.min_target_proba is not None and (
-            self.classes_ is None or not hasattr(self.estimator_, "predict_proba")
-        ):
-            raise ValueError(
-                "min_target_proba needs a classifier with predict_proba; for a "
-                "regressor, use target_margin."
-            )
         self._compiled_actions = compile_actions(
             self.actions, schema, self.immutable_features, X
         )
@@ -421,15 +381,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ #
     def _settings(self):
-        return SearchSettings(
-            population_size=self.population_size,
-            n_generations=self.n_generations,
-            mutant_fraction=self.mutant_fraction,
-            crossover_bias=self.crossover_bias,
-            elite_fraction=self.elite_fraction,
-            max_sequence_length=self.max_sequence_length,
-            n_iter_no_change=self.n_iter_no_change,
-        )
+        names = [field.name for field in dataclasses.fields(SearchSettings)]
+        return SearchSettings(**{name: getattr(self, name) for name in names})
 
     def _problem(self, schema, actions, graph, codes):
         """What every instance's search shares."""
@@ -512,18 +465,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             with_states=with_states,
         )
         warn_about_errors(explained.details, stacklevel=3)
-        # one accepted row is common; several and nothing else hints at a
-        # wrong target
-        statuses = explained.details["status"]
-        if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
-            message = nothing_to_explain(
-                self._target,
-                codes,
-                classes=self.classes_,
-                target_class=self.target_class,
-                target_range=self.target_range,
-            )
-            warnings.warn(message, UserWarning, stacklevel=3)
+        warn_if_nothing_to_explain(
+            explained.details["status"],
+            self._target,
+            codes,
+            **self._what_to_reach(),
+            classes=self.classes_,
+        )
         return X, explained, schema
 
     def explain(

@@ -475,11 +475,12 @@ def asking(estimator, doing):
         raise wrapped from exc
 
 
-def answers_vary(estimator, schema, rows, classes):
-    """Ask the model twice about the same encoded ``rows`` (its
-    probabilities, or its predictions); warn and return True when the
-    answers differ: the search remembers answers, so such a model needs
-    every reported plan checked afresh."""
+def answers_vary(estimator, schema, X, classes):
+    """Ask the model twice about the same rows (up to ``REPEAT_ROWS`` of the
+    training data ``X``: its probabilities, or its predictions); warn and
+    return True when the answers differ: the search remembers answers, so
+    such a model needs every reported plan checked afresh."""
+    rows = probe_rows(schema, X)[:REPEAT_ROWS]
     X = schema.to_model_input(rows)
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):

@@ -16,10 +16,13 @@ after a step, each row's *target code* (which classes it accepts, from the
 model's decision about the row now) and the name of each code in the frame.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import TEXT
+from sklearn_cscf._status import STATUS_ALREADY_TARGET
 
 # a state that misses the target class is at least this far from it
 MIN_GAP = 1e-6
@@ -158,6 +161,7 @@ def make_target(
     target_margin=0.0,
     min_target_proba=None,
     use_predict=False,
+    has_proba=True,
 ):
     """The target of a classifier with ``classes``, or of a regressor.
 
@@ -170,6 +174,9 @@ def make_target(
         As the explainer's parameters of the same names.
     use_predict : bool, default=False
         Whether the classifier's decisions come from its ``predict``.
+    has_proba : bool, default=True
+        Whether the model has ``predict_proba`` (``min_target_proba`` needs
+        it).
 
     Returns
     -------
@@ -178,6 +185,11 @@ def make_target(
         ``C .. 2C-1`` every class but one (``"opposite"`` on a multiclass
         model), ``2C`` a set given as ``target_class``.
     """
+    if min_target_proba is not None and (classes is None or not has_proba):
+        raise ValueError(
+            "min_target_proba needs a classifier with predict_proba; for a "
+            "regressor, use target_margin."
+        )
     if classes is None:
         low, high = check_range(target_range)
         if not high - low > 2 * target_margin:
@@ -259,3 +271,28 @@ def check_range(target_range):
             f"{target_range!r} (use None, -inf or inf for an open end)."
         )
     return low, high
+
+
+def warn_if_nothing_to_explain(
+    statuses,
+    target,
+    codes,
+    *,
+    classes,
+    target_class,
+    target_range,
+    target_margin=None,
+    min_target_proba=None,
+):
+    """Warn when several rows and every one already reaches the target (one
+    accepted row is common; several and nothing else hint at a wrong
+    target): :func:`nothing_to_explain` says why it may be."""
+    if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
+        message = nothing_to_explain(
+            target,
+            codes,
+            classes=classes,
+            target_class=target_class,
+            target_range=target_range,
+        )
+        warnings.warn(message, UserWarning, stacklevel=4)

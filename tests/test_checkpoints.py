@@ -45,8 +45,9 @@ def line_actions():
 class Interruptible:
     """Counts predict_proba calls; after ``budget`` calls (a class attribute,
     so not part of what is pickled) it raises KeyboardInterrupt. Rows whose
-    income is in ``failing`` (a class attribute too) make it raise an
-    ``OSError``, as a flaky remote model would."""
+    income and debt are a pair of ``failing`` (a class attribute too) make
+    it raise an ``OSError``, as a flaky remote model would (a single value
+    could be a training value that refinement tries for other rows too)."""
 
     classes_ = np.array([0, 1])
     budget = None
@@ -64,7 +65,8 @@ class Interruptible:
         cls.calls += 1
         if cls.budget is not None and cls.calls > cls.budget:
             raise KeyboardInterrupt
-        if np.isin(np.asarray(X["income"]), cls.failing).any():
+        pairs = zip(np.asarray(X["income"]).tolist(), np.asarray(X["debt"]).tolist())
+        if any(pair in cls.failing for pair in pairs):
             raise OSError("the model server did not answer")
         return self.model.predict_proba(X)
 
@@ -174,7 +176,8 @@ def test_a_resumed_run_without_a_seed_repeats_itself(interruptible, tmp_path):
 
 def test_rows_that_ended_in_error_are_tried_again_on_resume(interruptible, tmp_path):
     explainer, rows = interruptible
-    Interruptible.failing = (rows["income"].iloc[1],)  # a transient failure
+    # a transient failure on row 1 (its income and debt)
+    Interruptible.failing = ((rows["income"].iloc[1], rows["debt"].iloc[1]),)
     with pytest.warns(UserWarning, match="1 of 4 rows"):
         first = explainer.explain(rows.iloc[:4], checkpoint=tmp_path / "run")
     assert first.groupby("instance", sort=False)["status"].first().tolist() == [

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
-from sklearn_cscf.actions import DiscreteSpace, RangeSpace
+from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 SEEDS = range(5)
 

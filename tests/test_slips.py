@@ -17,7 +17,7 @@ from sklearn_cscf import (
     read_explanations,
 )
 from sklearn_cscf.metrics import combined_score, seconds_per_row
-from sklearn_cscf.reporting import _number_pair
+from sklearn_cscf._reporting import _number_pair
 
 
 @pytest.fixture(scope="module")

@@ -97,7 +97,7 @@ class ExplanationScorer:
     ...              Action("pay_debt", "debt", values=(0, 50),
     ...                     direction="decrease",
     ...                     cost=lambda b, a: (b["debt"] - a["debt"]) / 10)],
-    ...     n_generations=5, random_state=0,
+    ...     n_generations=5, refine=False, random_state=0,
     ... )
     >>> search = GridSearchCV(
     ...     explainer, {"population_size": [2, 4, 20]}, cv=2,

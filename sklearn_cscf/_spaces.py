@@ -1,0 +1,207 @@
+"""Compiled value spaces: vectorised interpolation of value keys.
+
+A step's value key in ``[0, 1]`` picks its value in the space that the
+action's values give, from the feature's value before the step:
+:class:`RangeSpace` (a numeric range, optionally on a grid) and
+:class:`DiscreteSpace` (an ordered list of numbers or category codes). Each
+also gives the key of the least change and the keys of the values worth
+trying (those seen in training, or every value of a list).
+"""
+
+import numpy as np
+
+
+class RangeSpace:
+    """A numeric range ``[low, high]``, optionally on a grid of ``step``."""
+
+    def __init__(self, low, high, direction, step=None, support=None):
+        self.low = float(low)
+        self.high = float(high)
+        self.direction = direction
+        self.step = step
+        self.span = self.high - self.low
+        # with a step: grid points low + k * step, k = 0 .. top
+        self.top = None if step is None else float(np.floor(self.span / step + 1e-9))
+        # values worth trying (those seen in training), within the range
+        if support is not None:
+            support = np.asarray(support, dtype=float)
+            support = support[(support >= self.low) & (support <= self.high)]
+        self.support = support if support is not None and support.size else None
+
+    def _interval(self, current):
+        """Start and width of the values reachable from ``current``."""
+        if self.direction == "any":
+            return np.full(current.shape, self.low), np.full(current.shape, self.span)
+        if self.direction == "increase":
+            low = np.maximum(current, self.low)
+            return low, self.high - low
+        return np.full(current.shape, self.low), np.minimum(
+            current, self.high
+        ) - self.low
+
+    def interpolate(self, keys, current):
+        """Values for keys in [0, 1] given current values; and which are valid."""
+        if self.direction == "any":
+            low, width = self.low, self.span
+            valid = np.ones(current.shape, dtype=bool)
+        elif self.direction == "increase":
+            low = np.maximum(current, self.low)
+            width = self.high - low
+            valid = width >= 0  # False where current is NaN
+        else:
+            low = self.low
+            width = np.minimum(current, self.high) - low
+            valid = width >= 0
+        if self.step is None:
+            values = low + keys * width
+            if self.direction == "any":
+                return values, valid
+            return np.where(valid, values, current), valid
+        top = self.top
+        if self.direction == "any":
+            k = np.minimum(np.floor(keys * (top + 1)), top)
+            # the clamp only removes rounding (0.1 + 2 * 0.1 > 0.3)
+            return np.minimum(self.low + k * self.step, self.high), valid
+        if self.direction == "increase":
+            k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+            n = top + 1 - k_low
+        else:
+            k_low = 0.0
+            n = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
+        valid &= n >= 1
+        k = k_low + np.minimum(np.floor(keys * n), n - 1)
+        # grid points within rounding of the current value never go backwards
+        values = np.minimum(np.maximum(self.low + k * self.step, low), low + width)
+        return np.where(valid, values, current), valid
+
+    def least_change_key(self, current):
+        """The value key that changes ``current`` least (NaN if none does)."""
+        if self.direction == "increase":
+            key = np.zeros(current.shape)
+        elif self.direction == "decrease":
+            key = np.ones(current.shape)
+        elif not self.span > 0:
+            key = np.full(current.shape, np.nan)
+        elif self.step is None:
+            key = np.clip((current - self.low) / self.span, 0.0, 1.0)
+        else:  # the middle of the key interval of the nearest grid point
+            k = np.clip(np.round((current - self.low) / self.step), 0, self.top)
+            key = (k + 0.5) / (self.top + 1)
+        return np.where(np.isnan(current), np.nan, key)
+
+    def scan_keys(self, current):
+        """Value keys of the training values reachable from each ``current``
+        (shape ``(n, n_support)``, NaN where one is not reachable)."""
+        n = current.shape[0]
+        if self.support is None:
+            return np.empty((n, 0))
+        low, width = self._interval(current)
+        values = self.support[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.step is None:
+                keys = (values - low[:, None]) / width[:, None]
+                inside = (keys >= 0) & (keys <= 1) & (width[:, None] > 0)
+                return np.where(inside, keys, np.nan)
+            k = np.round((values - self.low) / self.step)
+            if self.direction == "any":
+                k_low, count = np.zeros(n), np.full(n, self.top + 1)
+            elif self.direction == "increase":
+                k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+                count = self.top + 1 - k_low
+            else:
+                k_low = np.zeros(n)
+                count = np.minimum(np.floor(width / self.step + 1e-9), self.top) + 1
+            position = k - k_low[:, None]
+            keys = (position + 0.5) / count[:, None]
+            inside = (position >= 0) & (position < count[:, None])
+        return np.where(inside, keys, np.nan)
+
+    def describe(self):
+        return (self.low, self.high)
+
+
+class DiscreteSpace:
+    """An ordered list of values: numbers, or codes of categories."""
+
+    def __init__(self, values, direction, rank_of_code=None):
+        self.values = np.asarray(values, dtype=float)
+        self.direction = direction
+        # categorical features: rank of each category code in the list (-1:
+        # not in it); the last slot is the missing value.
+        self.rank_of_code = rank_of_code
+
+    def interpolate(self, keys, current):
+        n_all = self.values.shape[0]
+        if self.direction == "any":
+            index = np.minimum((keys * n_all).astype(np.intp), n_all - 1)
+            return self.values[index], np.ones(current.shape, dtype=bool)
+        if self.rank_of_code is None:
+            if self.direction == "increase":
+                start = np.searchsorted(self.values, current, side="right")
+                n = n_all - start
+            else:
+                start = 0
+                n = np.searchsorted(self.values, current, side="left")
+            n = np.where(np.isnan(current), 0, n)
+        else:
+            # the last slot (-1) serves missing values (code -1) and categories
+            # added by actions compiled after this one: neither is in the list
+            last = self.rank_of_code.shape[0] - 1
+            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
+            if self.direction == "increase":
+                start = rank + 1
+                n = np.where(rank >= 0, n_all - start, 0)
+            else:
+                start = 0
+                n = rank
+        valid = n >= 1
+        index = start + np.minimum((keys * n).astype(np.intp), n - 1)
+        index[~valid] = 0  # any in-bounds index: these values are not used
+        return np.where(valid, self.values[index], current), valid
+
+    def scan_keys(self, current):
+        """Value keys of every value reachable from each ``current`` (shape
+        ``(n, n_values)``, NaN where one is not reachable)."""
+        n_all = self.values.shape[0]
+        slots = np.arange(n_all)[None, :]
+        if self.direction == "any":
+            return np.broadcast_to((slots + 0.5) / n_all, (current.shape[0], n_all))
+        if self.rank_of_code is None:
+            if self.direction == "increase":
+                start = np.searchsorted(self.values, current, side="right")
+                count = n_all - start
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                count = np.searchsorted(self.values, current, side="left")
+            count = np.where(np.isnan(current), 0, count)
+        else:
+            last = self.rank_of_code.shape[0] - 1
+            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
+            if self.direction == "increase":
+                start = rank + 1
+                count = np.where(rank >= 0, n_all - start, 0)
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                count = np.maximum(rank, 0)
+        position = slots - start[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            keys = (position + 0.5) / count[:, None]
+        return np.where((position >= 0) & (position < count[:, None]), keys, np.nan)
+
+    def least_change_key(self, current):
+        """The value key that changes ``current`` least (NaN if none does):
+        the nearest later (earlier) value for ``"increase"`` (``"decrease"``),
+        the nearest number for ``"any"``; unordered categories have none."""
+        if self.direction == "increase":
+            key = np.zeros(current.shape)
+        elif self.direction == "decrease":
+            key = np.ones(current.shape)
+        elif self.rank_of_code is not None:
+            key = np.full(current.shape, np.nan)
+        else:
+            n_all = self.values.shape[0]
+            nearest = np.abs(current[:, None] - self.values[None, :]).argmin(axis=1)
+            key = (nearest + 0.5) / n_all
+        if self.rank_of_code is None:
+            return np.where(np.isnan(current), np.nan, key)
+        return np.where(current < 0, np.nan, key)
