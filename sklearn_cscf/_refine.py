@@ -45,6 +45,8 @@ INACTIVE = 1.0  # an action key above 0.5 drops the action
 TRADED_PER_INSTANCE = 3
 # where a pushed step is also tried, as a share of its way from the least change
 PART_WAY = (1 / 4, 1 / 16)
+# copies of a pushed step just across the largest discount steps, at most
+ACROSS_STEPS = 3
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
 # values scanned between the least change and the found one before bisecting
@@ -121,8 +123,9 @@ def refine(block, fronts):
         # the cheapest point of the decision boundary may lie between the
         # corners: the pushed step also part of the way
         extra = _part_way(block, owner, keys, pushed)
-        take = np.concatenate([np.arange(keys.shape[0]), extra[0]])
-        keys = np.vstack([keys, extra[1]])
+        across = _across_discount_steps(block, owner, keys, pushed)
+        take = np.concatenate([np.arange(keys.shape[0]), extra[0], across[0]])
+        keys = np.vstack([keys, extra[1], across[1]])
         owner, pushed, positions = owner[take], pushed[take], positions[take]
     for round_ in range(n_actions):
         _move(block, owner, keys, positions[:, round_], toward="least")
@@ -213,6 +216,79 @@ def _singles(block, n_instances):
     genotypes = np.array(genotypes).reshape(-1, 2 * n_actions)
     owner = np.repeat(np.arange(n_instances), genotypes.shape[0])
     return owner, np.tile(genotypes, (n_instances, 1))
+
+
+def _across_discount_steps(block, owner, keys, pushed):
+    """Copies of the rows whose pushed step sets a source of the feature
+    graph, that step just across the largest steps of the discounts it gives
+    later steps (at most ``ACROSS_STEPS`` per row).
+
+    A tau function is often a step function of its source (studying is
+    discounted below 20 working hours): the cheapest value of such a step may
+    be just across a threshold that its least change and its pushed value
+    both miss. The thresholds are found among the training values between the
+    two by asking the tau functions, not the model.
+
+    Returns the row each copy comes from and the copies' genotypes.
+    """
+    problem = block.problem
+    none = np.empty(0, dtype=np.intp), np.empty((0, keys.shape[1]))
+    graph = problem.graph
+    if not graph.edges:
+        return none
+    sources = {problem.schema.index[source] for source, _, _ in graph.edges}
+    n_actions = problem.n_actions
+    rows = np.flatnonzero(pushed >= 0)
+    paths = block.simulate(owner[rows], keys[rows], record=True)
+    inside = np.flatnonzero(pushed[rows] < paths.lengths)
+    rows, paths = rows[inside], paths.take(inside)
+    at = np.arange(rows.shape[0])
+    action = paths.order[at, pushed[rows]]
+    from_rows, copies = [], []
+    for a in np.unique(action).tolist():
+        compiled = problem.actions[a]
+        if compiled.feature not in sources:
+            continue
+        mine = np.flatnonzero(action == a)
+        before = paths.states[mine, pushed[rows[mine]]]
+        current = keys[rows[mine], n_actions + a]
+        least = compiled.space.least_change_key(before[:, compiled.feature])
+        candidates = compiled.space.scan_keys(before[:, compiled.feature])
+        if candidates.shape[1] == 0:
+            continue
+        low, high = np.minimum(least, current), np.maximum(least, current)
+        with np.errstate(invalid="ignore"):
+            between = (candidates > low[:, None]) & (candidates < high[:, None])
+        # from the least change toward the pushed value, the least change first
+        distance = np.where(between, np.abs(candidates - least[:, None]), np.inf)
+        candidates = np.hstack([least[:, None], candidates])
+        distance = np.hstack([np.zeros((mine.shape[0], 1)), distance])
+        ranked = np.argsort(distance, axis=1, kind="stable")
+        candidates = np.take_along_axis(candidates, ranked, axis=1)
+        usable = np.isfinite(np.take_along_axis(distance, ranked, axis=1))
+        usable &= np.isfinite(candidates)
+        n, width = candidates.shape
+        start = np.repeat(before, width, axis=0)
+        after, _, valid = compiled.apply(start, np.nan_to_num(candidates.ravel()))
+        discounts = graph.discounts(after).reshape(n, width, -1)
+        # how much the discounts change from one value to the next
+        jump = np.zeros((n, width))
+        jump[:, 1:] = np.abs(discounts[:, 1:] - discounts[:, :-1]).sum(axis=2)
+        usable &= valid.reshape(n, width)
+        usable[:, 1:] &= usable[:, :-1]
+        jump = np.where(usable & (jump > COST_TOLERANCE), jump, 0.0)
+        for k in range(n):
+            largest = np.argsort(-jump[k], kind="stable")[:ACROSS_STEPS]
+            across = np.sort(largest[jump[k, largest] > 0])
+            if across.size == 0:
+                continue
+            copy = np.repeat(keys[rows[mine[k]]][None, :], across.size, axis=0)
+            copy[:, n_actions + a] = candidates[k, across]
+            from_rows.append(np.full(across.size, rows[mine[k]]))
+            copies.append(copy)
+    if not copies:
+        return none
+    return np.concatenate(from_rows), np.vstack(copies)
 
 
 def _cheapest(owner, cost, plans, per_instance):
