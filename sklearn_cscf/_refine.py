@@ -221,7 +221,9 @@ def _singles(block, n_instances):
 def _across_discount_steps(block, owner, keys, pushed):
     """Copies of the rows whose pushed step sets a source of the feature
     graph, that step just across the largest steps of the discounts it gives
-    later steps (at most ``ACROSS_STEPS`` per row).
+    later steps, anywhere in its value space (at most ``ACROSS_STEPS`` per
+    row); pulling the other steps back (or further, see :func:`_pull_back`)
+    then adapts them to it.
 
     A tau function is often a step function of its source (studying is
     discounted below 20 working hours): the cheapest value of such a step may
@@ -251,35 +253,35 @@ def _across_discount_steps(block, owner, keys, pushed):
             continue
         mine = np.flatnonzero(action == a)
         before = paths.states[mine, pushed[rows[mine]]]
-        current = keys[rows[mine], n_actions + a]
         least = compiled.space.least_change_key(before[:, compiled.feature])
         candidates = compiled.space.scan_keys(before[:, compiled.feature])
         if candidates.shape[1] == 0:
             continue
-        low, high = np.minimum(least, current), np.maximum(least, current)
-        with np.errstate(invalid="ignore"):
-            between = (candidates > low[:, None]) & (candidates < high[:, None])
-        # from the least change toward the pushed value, the least change first
-        distance = np.where(between, np.abs(candidates - least[:, None]), np.inf)
+        # every value the step can take, in order, its least change among them
         candidates = np.hstack([least[:, None], candidates])
-        distance = np.hstack([np.zeros((mine.shape[0], 1)), distance])
-        ranked = np.argsort(distance, axis=1, kind="stable")
-        candidates = np.take_along_axis(candidates, ranked, axis=1)
-        usable = np.isfinite(np.take_along_axis(distance, ranked, axis=1))
-        usable &= np.isfinite(candidates)
+        candidates = np.sort(candidates, axis=1)  # NaN (unreachable) last
+        usable = np.isfinite(candidates)
         n, width = candidates.shape
         start = np.repeat(before, width, axis=0)
         after, _, valid = compiled.apply(start, np.nan_to_num(candidates.ravel()))
         discounts = graph.discounts(after).reshape(n, width, -1)
-        # how much the discounts change from one value to the next
+        # how much the discounts change from one value to the next; the value
+        # across a change is the one farther from the least change
         jump = np.zeros((n, width))
         jump[:, 1:] = np.abs(discounts[:, 1:] - discounts[:, :-1]).sum(axis=2)
         usable &= valid.reshape(n, width)
-        usable[:, 1:] &= usable[:, :-1]
-        jump = np.where(usable & (jump > COST_TOLERANCE), jump, 0.0)
+        pair = usable.copy()
+        pair[:, 1:] &= usable[:, :-1]
+        pair[:, 0] = False
+        jump = np.where(pair & (jump > COST_TOLERANCE), jump, 0.0)
+        below = candidates[:, :-1] < least[:, None] - KEY_TOLERANCE
+        # a change below the least change: the value before it is across
+        shift = np.zeros((n, width), dtype=np.intp)
+        shift[:, 1:] = below
         for k in range(n):
             largest = np.argsort(-jump[k], kind="stable")[:ACROSS_STEPS]
-            across = np.sort(largest[jump[k, largest] > 0])
+            largest = largest[jump[k, largest] > 0]
+            across = np.unique(largest - shift[k, largest])
             if across.size == 0:
                 continue
             copy = np.repeat(keys[rows[mine[k]]][None, :], across.size, axis=0)
@@ -437,6 +439,9 @@ def _pull_back(block, owner, keys, positions):
     nearest to the least change among equals), then bisected toward its
     neighbour on the side of the least change while the sequence stays valid
     and no more expensive: the edge of an island, or of a discount step.
+    Where no value up to the found one is valid (the other steps have
+    changed since it was found), the values beyond it, toward the far end of
+    the value space, are tried the same way.
     """
     n_actions = block.problem.n_actions
     cost = block.problem.slices["sequence_cost"].start
@@ -473,6 +478,36 @@ def _pull_back(block, owner, keys, positions):
     )
     bar = best
     pending = some & (chosen > 0)
+    # no valid value up to the found one (the other steps changed since):
+    # the step may have to do more, toward the far end of its value space
+    lost = np.flatnonzero(~some)
+    if lost.size:
+        far = np.where(current[lost] > least[lost], 1.0, 0.0)
+        grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
+        n_points = grid.shape[1]
+        judged = block.judge(
+            np.repeat(owner[rows[lost]], n_points),
+            _with_keys(
+                keys,
+                np.repeat(rows[lost], n_points),
+                np.repeat(column[lost], n_points),
+                grid.ravel(),
+            ),
+        )
+        price = np.where(judged.feasible, judged.F[:, cost], np.inf)
+        price = price.reshape(grid.shape)
+        best = price.min(axis=1)
+        found = np.isfinite(best)
+        chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
+        inner = np.arange(lost.shape[0])
+        valid_key[lost] = np.where(found, grid[inner, chosen], current[lost])
+        trial_key[lost] = np.where(
+            found & (chosen > 0),
+            grid[inner, np.maximum(chosen - 1, 0)],
+            valid_key[lost],
+        )
+        bar[lost] = best
+        pending[lost] = found & (chosen > 0)
     for _ in range(MAX_BISECTIONS):
         pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
         if not pending.any():
