@@ -133,12 +133,19 @@ def sequences(frame):
     """One row per reported sequence: its instance, actions in order, costs."""
     ok = frame[frame["status"] == "ok"].sort_values(["instance", "solution", "step"])
     grouped = ok.groupby(["instance", "solution"], sort=True)
+    # whole education levels gained by add_education (the graph's tau reads
+    # floor(education_num), so a step within one level earns no discount)
+    edu = ok[ok["action"] == EDU]
+    levels = np.floor(edu["new_number"].astype(float)) - np.floor(
+        edu["old_number"].astype(float)
+    )
     return pd.DataFrame(
         {
             "plan": grouped["plan"].first(),
             "actions": grouped["action"].agg(lambda a: tuple(a.astype(str))),
             "sequence_cost": grouped["sequence_cost"].first(),
             "sequence_effort": grouped["sequence_effort"].first(),
+            "edu_levels": levels.groupby([edu["instance"], edu["solution"]]).sum(),
         }
     ).reset_index()
 
@@ -170,6 +177,13 @@ def quartiles(counts):
     return tuple(np.percentile(counts, [50, 25, 75])) if len(counts) else (np.nan,) * 3
 
 
+def edu_after_gain_within_level(table):
+    """Sequences with add_education after increase_capital_gain whose
+    education step stays within one whole level (so both orders cost the same)."""
+    after = [before(a, GAIN, EDU) is True for a in table["actions"]]
+    return int((table.loc[after, "edu_levels"] == 0).sum())
+
+
 def statistics(frame, table, n_rows):
     cheapest = cheapest_orders(table)
     return {
@@ -182,6 +196,7 @@ def statistics(frame, table, n_rows):
         "lengths": table["actions"].str.len().value_counts().sort_index(),
         "firsts": table["actions"].str[0].value_counts(),
         "edu_after_gain": order_share(table, GAIN, EDU),
+        "edu_after_gain_tied": edu_after_gain_within_level(table),
         "hours_before_gain": order_share(table, HOURS, GAIN),
         # the same over the cheapest order of each plan
         "cheapest_firsts": cheapest["actions"].str[0].value_counts(),
@@ -369,7 +384,9 @@ def statistics_block(stats):
                 lambda s: fraction(s["edu_after_gain"]),
                 "yes"
                 if edu_after == 0
-                else f"no: {edu_after} sequences in CSCF (see below)",
+                else f"no: {edu_after} sequences in CSCF, "
+                f"{cscf['edu_after_gain_tied']} of them with an education step "
+                "within one whole level (see below)",
             ),
             row(
                 "`change_working_hours` before `increase_capital_gain`, of the "
@@ -451,7 +468,8 @@ def reached_block(proba, level=0.5 - 1e-3):
         hit = rows.loc[rows["median"] >= level, "step"]
         at_one = median.get((action, method, 1), np.nan)
         text = f"{int(hit.min())}" if len(hit) else "never"
-        return f"{text} (t=1: {at_one:.2f})"
+        first = "not taken first" if np.isnan(at_one) else f"t=1: {at_one:.2f}"
+        return f"{text} ({first})"
 
     lines = [
         "| action | the paper: the class switches at step | CSCF: median reaches "
@@ -465,6 +483,33 @@ def reached_block(proba, level=0.5 - 1e-3):
             f"| `{action}` ({PAPER_NAMES[action]}) | {paper[action]} | "
             f"{reached(action, 'CSCF')} | {reached(action, 'SCF')} |"
         )
+
+    def at_one(action):
+        cscf, scf = (median.get((action, m, 1), np.nan) for m in ("CSCF", "SCF"))
+        return cscf, scf, f"{cscf:.2f} with the graph, {scf:.2f} without"
+
+    ranking = sorted(PAPER_NAMES, key=lambda a: -median.get((a, "CSCF", 1), -np.inf))
+    gain_c, gain_s, gain_text = at_one(GAIN)
+    edu_c, edu_s, edu_text = at_one(EDU)
+    lines += [
+        "",
+        "- the ranking at `t = 1` in CSCF, highest median first: "
+        + ", ".join(PAPER_NAMES[a] for a in ranking)
+        + " (the paper: chCapGain and addEdu drive the change; waitYears and "
+        "enlist, then chWorkHrs and chCapLoss support it);",
+        f"- `increase_capital_gain` at `t = 1`: {gain_text}: "
+        + (
+            "higher with the graph, as in the paper;"
+            if gain_c > gain_s
+            else "not higher with the graph, unlike the paper;"
+        ),
+        f"- `add_education` at `t = 1`: {edu_text}: "
+        + (
+            "lower with the graph, as in the paper."
+            if edu_c < edu_s
+            else "not lower with the graph, unlike the paper."
+        ),
+    ]
     return "\n".join(lines)
 
 

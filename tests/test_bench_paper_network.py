@@ -31,6 +31,9 @@ def front(rows):
                     "sequence_cost": cost,
                     "sequence_effort": cost * 2,
                     "target_proba": 0.3 + 0.1 * step,
+                    # add_education: 9 -> 9.5 in instance 0, 9 -> 11.2 else
+                    "old_number": 9.0,
+                    "new_number": 9.5 if instance == 0 else 11.2,
                     "status": "ok",
                 }
             )
@@ -62,6 +65,13 @@ def test_order_share_counts_only_sequences_with_both_actions():
     assert bench.order_share(table, EDU, "enlist") == (0, 0)
 
 
+def test_whole_education_levels_gained():
+    table = bench.sequences(front(ROWS))
+    levels = table.set_index(["instance", "solution"])["edu_levels"]
+    assert levels[(0, 0)] == 0 and levels[(0, 1)] == 0  # 9 -> 9.5
+    assert pd.isna(levels[(0, 2)])  # no add_education
+
+
 def test_cheapest_orders_keep_one_sequence_per_plan():
     cheapest = bench.cheapest_orders(bench.sequences(front(ROWS)))
     assert len(cheapest) == 4
@@ -79,6 +89,8 @@ def test_statistics_count_rows_sequences_plans_and_first_actions():
     assert stats["firsts"][GAIN] == 2
     assert stats["cheapest_firsts"].get(GAIN, 0) == 1
     assert stats["edu_after_gain"] == (1, 2)
+    # instance 0's education step stays within level 9: both orders tie
+    assert stats["edu_after_gain_tied"] == 1
     assert stats["cheapest_edu_after_gain"] == (0, 1)
     assert stats["lengths"].to_dict() == {1: 1, 2: 3, 3: 1}
 
