@@ -31,6 +31,7 @@ undiscounted effort of at most two steps) and rewrites the generated blocks of
 """
 
 import argparse
+import io
 import os
 import platform
 import re
@@ -46,6 +47,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import sklearn  # noqa: E402
+from PIL import Image  # noqa: E402
 
 import sklearn_cscf  # noqa: E402
 from sklearn_cscf import SequentialCounterfactualExplainer  # noqa: E402
@@ -233,8 +235,11 @@ def effort_two_steps(tables):
 # the figures
 # ---------------------------------------------------------------------- #
 def save(fig, path):
-    fig.savefig(path, dpi=DPI)
+    """A PNG of 256 colours: a third of the size, no visible difference."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
     plt.close(fig)
+    Image.open(buffer).convert("RGB").quantize(256).save(path, optimize=True)
     return path
 
 
