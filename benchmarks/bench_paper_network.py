@@ -35,6 +35,7 @@ import io
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -292,10 +293,34 @@ def fraction(pair):
     return f"{k} of {n} ({pct(k, n)})" if n else "0 of 0"
 
 
+def library_commit():
+    """The git commit of the sklearn_cscf imported (benchmarks import the
+    installed package, not the one next to them), "+" if it has changes."""
+    root = Path(sklearn_cscf.__file__).resolve().parent.parent
+    try:
+        git = ["git", "-C", str(root)]
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changes = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no", "sklearn_cscf"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if changes else "")
+
+
 def run_block(stats, walls, args):
     n_rows = stats["CSCF"]["rows"]
     return (
-        f"sklearn-cscf {sklearn_cscf.__version__}, scikit-learn "
+        f"sklearn-cscf {sklearn_cscf.__version__} (commit {library_commit()}), "
+        "scikit-learn "
         f"{sklearn.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPU(s), `n_jobs={args.n_jobs}`, seed {args.seed}; "
         f"{n_rows} instances, population {args.population_size}, "
