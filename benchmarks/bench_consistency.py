@@ -169,7 +169,13 @@ def main(argv=None):
         best = np.nanmin(costs, axis=1)
         if not args.no_long:
             columns["long"], _ = least_costs(
-                estimator, actions, graph, X_fit, rows, LONG_SEED, long_budget,
+                estimator,
+                actions,
+                graph,
+                X_fit,
+                rows,
+                LONG_SEED,
+                long_budget,
                 args.n_jobs,
             )
             best = np.fmin(best, columns["long"])

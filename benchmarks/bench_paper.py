@@ -13,6 +13,9 @@ quartiles), the cheapest sequence's cost, the seconds per row on one core
 100 s and 145 s per row).
 
     python benchmarks/bench_paper.py [--n-instances 100] [--datasets adult german]
+
+The paper's own network, with its Fig. 5 and Fig. 6 and the order statistics
+of its Section 5 (``docs/paper.md``), is ``bench_paper_network.py``.
 """
 
 import argparse

@@ -45,6 +45,8 @@ INACTIVE = 1.0  # an action key above 0.5 drops the action
 TRADED_PER_INSTANCE = 3
 # where a pushed step is also tried, as a share of its way from the least change
 PART_WAY = (1 / 4, 1 / 16)
+# copies of a pushed step just across the largest discount steps, at most
+ACROSS_STEPS = 3
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
 # values scanned between the least change and the found one before bisecting
@@ -121,8 +123,9 @@ def refine(block, fronts):
         # the cheapest point of the decision boundary may lie between the
         # corners: the pushed step also part of the way
         extra = _part_way(block, owner, keys, pushed)
-        take = np.concatenate([np.arange(keys.shape[0]), extra[0]])
-        keys = np.vstack([keys, extra[1]])
+        across = _across_discount_steps(block, owner, keys, pushed)
+        take = np.concatenate([np.arange(keys.shape[0]), extra[0], across[0]])
+        keys = np.vstack([keys, extra[1], across[1]])
         owner, pushed, positions = owner[take], pushed[take], positions[take]
     for round_ in range(n_actions):
         _move(block, owner, keys, positions[:, round_], toward="least")
@@ -213,6 +216,81 @@ def _singles(block, n_instances):
     genotypes = np.array(genotypes).reshape(-1, 2 * n_actions)
     owner = np.repeat(np.arange(n_instances), genotypes.shape[0])
     return owner, np.tile(genotypes, (n_instances, 1))
+
+
+def _across_discount_steps(block, owner, keys, pushed):
+    """Copies of the rows whose pushed step sets a source of the feature
+    graph, that step just across the largest steps of the discounts it gives
+    later steps, anywhere in its value space (at most ``ACROSS_STEPS`` per
+    row); pulling the other steps back (or further, see :func:`_pull_back`)
+    then adapts them to it.
+
+    A tau function is often a step function of its source (studying is
+    discounted below 20 working hours): the cheapest value of such a step may
+    be just across a threshold that its least change and its pushed value
+    both miss. The thresholds are found among the training values between the
+    two by asking the tau functions, not the model.
+
+    Returns the row each copy comes from and the copies' genotypes.
+    """
+    problem = block.problem
+    none = np.empty(0, dtype=np.intp), np.empty((0, keys.shape[1]))
+    graph = problem.graph
+    if not graph.edges:
+        return none
+    sources = {problem.schema.index[source] for source, _, _ in graph.edges}
+    n_actions = problem.n_actions
+    rows = np.flatnonzero(pushed >= 0)
+    paths = block.simulate(owner[rows], keys[rows], record=True)
+    inside = np.flatnonzero(pushed[rows] < paths.lengths)
+    rows, paths = rows[inside], paths.take(inside)
+    at = np.arange(rows.shape[0])
+    action = paths.order[at, pushed[rows]]
+    from_rows, copies = [], []
+    for a in np.unique(action).tolist():
+        compiled = problem.actions[a]
+        if compiled.feature not in sources:
+            continue
+        mine = np.flatnonzero(action == a)
+        before = paths.states[mine, pushed[rows[mine]]]
+        least = compiled.space.least_change_key(before[:, compiled.feature])
+        candidates = compiled.space.scan_keys(before[:, compiled.feature])
+        if candidates.shape[1] == 0:
+            continue
+        # every value the step can take, in order, its least change among them
+        candidates = np.hstack([least[:, None], candidates])
+        candidates = np.sort(candidates, axis=1)  # NaN (unreachable) last
+        usable = np.isfinite(candidates)
+        n, width = candidates.shape
+        start = np.repeat(before, width, axis=0)
+        after, _, valid = compiled.apply(start, np.nan_to_num(candidates.ravel()))
+        discounts = graph.discounts(after).reshape(n, width, -1)
+        # how much the discounts change from one value to the next; the value
+        # across a change is the one farther from the least change
+        jump = np.zeros((n, width))
+        jump[:, 1:] = np.abs(discounts[:, 1:] - discounts[:, :-1]).sum(axis=2)
+        usable &= valid.reshape(n, width)
+        pair = usable.copy()
+        pair[:, 1:] &= usable[:, :-1]
+        pair[:, 0] = False
+        jump = np.where(pair & (jump > COST_TOLERANCE), jump, 0.0)
+        below = candidates[:, :-1] < least[:, None] - KEY_TOLERANCE
+        # a change below the least change: the value before it is across
+        shift = np.zeros((n, width), dtype=np.intp)
+        shift[:, 1:] = below
+        for k in range(n):
+            largest = np.argsort(-jump[k], kind="stable")[:ACROSS_STEPS]
+            largest = largest[jump[k, largest] > 0]
+            across = np.unique(largest - shift[k, largest])
+            if across.size == 0:
+                continue
+            copy = np.repeat(keys[rows[mine[k]]][None, :], across.size, axis=0)
+            copy[:, n_actions + a] = candidates[k, across]
+            from_rows.append(np.full(across.size, rows[mine[k]]))
+            copies.append(copy)
+    if not copies:
+        return none
+    return np.concatenate(from_rows), np.vstack(copies)
 
 
 def _cheapest(owner, cost, plans, per_instance):
@@ -361,6 +439,9 @@ def _pull_back(block, owner, keys, positions):
     nearest to the least change among equals), then bisected toward its
     neighbour on the side of the least change while the sequence stays valid
     and no more expensive: the edge of an island, or of a discount step.
+    Where no value up to the found one is valid (the other steps have
+    changed since it was found), the values beyond it, toward the far end of
+    the value space, are tried the same way.
     """
     n_actions = block.problem.n_actions
     cost = block.problem.slices["sequence_cost"].start
@@ -397,6 +478,36 @@ def _pull_back(block, owner, keys, positions):
     )
     bar = best
     pending = some & (chosen > 0)
+    # no valid value up to the found one (the other steps changed since):
+    # the step may have to do more, toward the far end of its value space
+    lost = np.flatnonzero(~some)
+    if lost.size:
+        far = np.where(current[lost] > least[lost], 1.0, 0.0)
+        grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
+        n_points = grid.shape[1]
+        judged = block.judge(
+            np.repeat(owner[rows[lost]], n_points),
+            _with_keys(
+                keys,
+                np.repeat(rows[lost], n_points),
+                np.repeat(column[lost], n_points),
+                grid.ravel(),
+            ),
+        )
+        price = np.where(judged.feasible, judged.F[:, cost], np.inf)
+        price = price.reshape(grid.shape)
+        best = price.min(axis=1)
+        found = np.isfinite(best)
+        chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
+        inner = np.arange(lost.shape[0])
+        valid_key[lost] = np.where(found, grid[inner, chosen], current[lost])
+        trial_key[lost] = np.where(
+            found & (chosen > 0),
+            grid[inner, np.maximum(chosen - 1, 0)],
+            valid_key[lost],
+        )
+        bar[lost] = best
+        pending[lost] = found & (chosen > 0)
     for _ in range(MAX_BISECTIONS):
         pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
         if not pending.any():
