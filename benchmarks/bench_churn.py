@@ -51,9 +51,7 @@ def child(args):
     scenario = SCENARIOS["adult"]
     with threadpool_limits(limits=1):
         model, (X_train, X_test, _, _) = train(scenario.load(), args.seed)
-        rows = pick_rejected(
-            X_test, model.predict(X_test), args.n_instances, args.seed
-        )
+        rows = pick_rejected(X_test, model.predict(X_test), args.n_instances, args.seed)
         explainer = SequentialCounterfactualExplainer(
             model,
             actions=scenario.actions(),
@@ -132,7 +130,9 @@ def run_child(args, environ, strace=False):
     return result
 
 
-MMAP = re.compile(r"mmap\(NULL, (\d+), PROT_READ\|PROT_WRITE, MAP_PRIVATE\|MAP_ANONYMOUS")
+MMAP = re.compile(
+    r"mmap\(NULL, (\d+), PROT_READ\|PROT_WRITE, MAP_PRIVATE\|MAP_ANONYMOUS"
+)
 MARK = re.compile(r'write\(\d+, "cscf-generation (\d+)"')
 
 

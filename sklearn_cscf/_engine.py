@@ -182,7 +182,7 @@ class Block:
         F = evaluate_objectives(
             problem.objectives, Candidates(starts, paths, codes, work)
         )
-        gap = problem.target.gap(answers, codes)
+        gap = problem.target.gap(answers, codes, work)
         gap += paths.violations
         return Evaluation(F, gap, paths.sequence_keys())
 
