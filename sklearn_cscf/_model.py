@@ -335,9 +335,10 @@ class AnswerMemo:
         # position[j], i.e. to position[j] + j; remembered hash i moves to
         # i + (new hashes placed at or before i) = cumsum(1 + placed)[i] - 1
         position = np.searchsorted(self._hashes[:m], hashes)
+        placed, count = np.unique(position, return_counts=True)
         moves = self._moves[: m + 1]
         moves.fill(1)
-        np.add.at(moves, position, 1)
+        moves[placed] += count
         target = np.cumsum(moves[:m], out=moves[:m])
         target -= 1
         hashes_to, slots_to = self._spare_hashes, self._spare_slots

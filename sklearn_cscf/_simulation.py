@@ -245,8 +245,9 @@ def simulate(
     )
     where += features[step_actions]
     new_values[rows, steps] = np.take(after.ravel(), where)
-    violations = work.full("violations", n, 0, np.intp)
-    np.add.at(violations, rows, np.logical_not(step_valid))
+    invalid = work.full("invalid", (n, n_actions), False, bool)
+    invalid[rows, steps] = np.logical_not(step_valid)
+    violations = np.sum(invalid, axis=1, out=work.empty("violations", n, np.intp))
     states = None
     if record:
         states = np.empty((n, n_actions + 1, d))

@@ -35,11 +35,13 @@ class Workspace:
 
     def empty(self, name, shape, dtype=float):
         """An uninitialised C-contiguous array ``name`` of ``shape``."""
-        shape = (shape,) if isinstance(shape, int | np.integer) else tuple(shape)
-        dtype = np.dtype(dtype)
-        size = math.prod(shape)
+        if type(shape) is tuple:
+            size = math.prod(shape)
+        else:
+            size = int(shape)
+            shape = (size,)
         buffer = self._buffers.get(name)
-        if buffer is None or buffer.dtype != dtype or buffer.size < size:
+        if buffer is None or buffer.size < size or buffer.dtype != dtype:
             buffer = np.empty(size, dtype=dtype)
             self._buffers[name] = buffer
         return buffer[:size].reshape(shape)
