@@ -8,8 +8,10 @@ in its feasible space at the moment it is applied (see ``actions.py``).
 
 import numpy as np
 
+from sklearn_cscf._workspace import Workspace
 
-def decode_order(keys, n_actions, max_length=None):
+
+def decode_order(keys, n_actions, max_length=None, work=None):
     """Order of the active actions of each genotype.
 
     Parameters
@@ -20,6 +22,9 @@ def decode_order(keys, n_actions, max_length=None):
         Number of actions ``N``.
     max_length : int, default=None
         Keep at most this many actions (those with the smallest keys).
+    work : Workspace, default=None
+        Where the work arrays and ``lengths`` are kept; ``None``: fresh
+        arrays.
 
     Returns
     -------
@@ -38,15 +43,23 @@ def decode_order(keys, n_actions, max_length=None):
     >>> order.tolist(), lengths.tolist()
     ([[2, 1, -1]], [2])
     """
+    work = Workspace() if work is None else work
+    n = keys.shape[0]
     action_keys = keys[:, :n_actions]
-    active = action_keys <= 0.5
-    ranked = np.argsort(np.where(active, action_keys, np.inf), axis=1, kind="stable")
-    lengths = active.sum(axis=1)
+    active = np.less_equal(
+        action_keys, 0.5, out=work.empty("active", (n, n_actions), bool)
+    )
+    # inactive actions sort last
+    masked = work.full("masked", (n, n_actions), np.inf)
+    np.copyto(masked, action_keys, where=active)
+    ranked = np.argsort(masked, axis=1, kind="stable")
+    lengths = np.sum(active, axis=1, out=work.empty("lengths", n, np.intp))
     if max_length is not None:
-        lengths = np.minimum(lengths, max_length)
+        np.minimum(lengths, max_length, out=lengths)
     positions = np.arange(n_actions)
-    order = np.where(positions[None, :] < lengths[:, None], ranked, -1)
-    return order, lengths
+    beyond = np.greater_equal(positions[None, :], lengths[:, None], out=active)
+    np.copyto(ranked, -1, where=beyond)
+    return ranked, lengths
 
 
 def value_keys(keys, n_actions):

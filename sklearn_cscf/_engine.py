@@ -34,6 +34,7 @@ from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
+from sklearn_cscf._workspace import Workspace
 from sklearn_cscf.actions import describe_error
 
 
@@ -97,6 +98,9 @@ class Block:
         n = self.x0.shape[0]
         self.memos = [AnswerMemo(self.model.width) for _ in range(n)]
         self.usage = [Usage() for _ in range(n)]
+        # the search's work arrays, sized by the first (largest) generation
+        # and reused by every later one
+        self.work = Workspace()
 
     def __len__(self):
         return self.x0.shape[0]
@@ -104,33 +108,60 @@ class Block:
     # ------------------------------------------------------------------ #
     def simulate(self, owner, keys, record=False):
         """Trajectories of genotypes ``keys``, row ``r`` from instance ``owner[r]``."""
+        return self._simulate(owner, keys, record)
+
+    def _simulate(self, owner, keys, record=False, work=None):
         problem = self.problem
+        if work is None:
+            starts, discounts = self.x0[owner], self.start_discounts[owner]
+        else:
+            starts = work.take("starts", self.x0, owner)
+            discounts = work.take("start_discounts", self.start_discounts, owner)
         return simulate(
-            self.x0[owner],
+            starts,
             keys,
             problem.actions,
             problem.graph,
             max_length=problem.settings.max_sequence_length,
             record=record,
-            start_discounts=self.start_discounts[owner],
+            start_discounts=discounts,
+            work=work,
         )
 
     def evaluate(self, members, keys):
         """Evaluate the genotypes ``keys[k]`` of each instance ``members[k]``.
 
-        One simulation and at most one classifier call for all of them.
-        Returns one :class:`~sklearn_cscf._search.Evaluation` per member.
+        One simulation and at most one classifier call for all of them, in
+        the block's work arrays. Returns one
+        :class:`~sklearn_cscf._search.Evaluation` per member (arrays of its
+        own).
         """
+        work = self.work
         counts = [k.shape[0] for k in keys]
+        n, width = sum(counts), keys[0].shape[1]
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
-        evaluation = self.judge(owner, np.vstack(keys))
-        return [evaluation.take(rows) for _, rows in _groups(members, counts)]
+        stacked = np.concatenate(keys, out=work.empty("keys", (n, width)))
+        evaluation = self._judge(owner, stacked, work)
+        return [
+            Evaluation(
+                evaluation.F[rows].copy(),
+                evaluation.gap[rows].copy(),
+                evaluation.sequence_key[rows].copy(),
+                evaluation.plan_key[rows].copy(),
+            )
+            for _, rows in _groups(members, counts)
+        ]
 
     def judge(self, owner, keys):
         """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,
         row ``r`` an instance of member ``owner[r]`` (``owner`` sorted)."""
+        return self._judge(owner, keys)
+
+    def _judge(self, owner, keys, work=None):
+        """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
+        live in that :class:`~sklearn_cscf._workspace.Workspace`."""
         problem = self.problem
-        paths = self.simulate(owner, keys)
+        paths = self._simulate(owner, keys, work=work)
         members, counts = np.unique(owner, return_counts=True)
         answers = ask(
             self.model,
@@ -138,11 +169,18 @@ class Block:
             self.usage,
             _groups(members.tolist(), counts),
             paths.final,
+            work,
         )
+        if work is None:
+            starts, codes = self.x0[owner], self.targets[owner]
+        else:
+            starts = work.take("starts", self.x0, owner)
+            codes = work.take("codes", self.targets, owner)
         F = evaluate_objectives(
-            problem.objectives, Candidates(self.x0[owner], paths, self.targets[owner])
+            problem.objectives, Candidates(starts, paths, codes, work)
         )
-        gap = problem.target.gap(answers, self.targets[owner]) + paths.violations
+        gap = problem.target.gap(answers, codes, work)
+        gap += paths.violations
         return Evaluation(F, gap, paths.sequence_keys(), order_keys(paths.order))
 
     # ------------------------------------------------------------------ #

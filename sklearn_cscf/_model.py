@@ -226,65 +226,150 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-def state_hashes(states):
+def _mix_into(z, spare):
+    """:func:`_mix` of ``z`` in place (``spare``: an array of its shape)."""
+    for shift, factor in ((30, _MIX_1), (27, _MIX_2), (31, None)):
+        np.right_shift(z, np.uint64(shift), out=spare)
+        np.bitwise_xor(z, spare, out=z)
+        if factor is not None:
+            np.multiply(z, factor, out=z)
+    return z
+
+
+def state_hashes(states, work=None):
     """A 64-bit hash of each encoded state (row); equal states hash equally.
 
     ``-0.0`` and ``0.0`` hash alike, and so do all NaNs. Each column is mixed
     with its own salt, so states differing in any value almost surely differ.
+    With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
+    arrays and the result come from it.
     """
-    states = np.where(np.isnan(states), np.nan, states) + 0.0
-    bits = np.ascontiguousarray(states).view(np.uint64)
     salts = _mix(np.arange(1, states.shape[1] + 1, dtype=np.uint64))
-    return np.bitwise_xor.reduce(_mix(bits ^ salts), axis=1)
+    if work is None:
+        states = np.where(np.isnan(states), np.nan, states) + 0.0
+        bits = np.ascontiguousarray(states).view(np.uint64)
+        return np.bitwise_xor.reduce(_mix(bits ^ salts), axis=1)
+    canonical = work.empty("hash_states", states.shape)
+    np.copyto(canonical, states)
+    np.copyto(
+        canonical,
+        np.nan,
+        where=np.isnan(canonical, out=work.empty("hash_nan", states.shape, bool)),
+    )
+    np.add(canonical, 0.0, out=canonical)
+    bits = canonical.view(np.uint64)
+    np.bitwise_xor(bits, salts, out=bits)
+    _mix_into(bits, work.empty("hash_spare", states.shape, np.uint64))
+    out = work.empty("hashes", states.shape[0], np.uint64)
+    return np.bitwise_xor.reduce(bits, axis=1, out=out)
 
 
 class AnswerMemo:
     """The answers already given for one instance's states, by state hash.
 
     Holds at most ``limit`` answers; when full, it starts afresh (it is only
-    a cache: a forgotten state is asked again).
+    a cache: a forgotten state is asked again). Its arrays live in buffers
+    that grow by doubling, so that remembering a generation's states moves
+    the remembered ones in place instead of allocating them anew.
     """
 
     def __init__(self, width, limit=MEMO_LIMIT):
         self.limit = limit
         self.width = width
+        self._capacity = 0
+        self._reserve(0)
         self._clear()
 
     def _clear(self):
-        self.hashes = np.empty(0, dtype=np.uint64)  # sorted
-        self.slots = np.empty(0, dtype=np.intp)  # row of each hash in the store
-        self.decision = np.empty(0, dtype=np.intp)
-        self.output = np.empty((0, self.width))
+        self._n = 0
+        self._with_output = False
+
+    def _reserve(self, n):
+        """Room for ``n`` answers (the remembered ones kept)."""
+        if n <= self._capacity and self._capacity:
+            return
+        capacity = max(n, 2 * self._capacity, 64)
+        old = self._capacity and self._n
+        for name, shape, dtype in (
+            ("_hashes", (capacity,), np.uint64),  # sorted
+            ("_slots", (capacity,), np.intp),  # row of each hash in the store
+            ("_decision", (capacity,), np.intp),
+            ("_output", (capacity, self.width), float),
+        ):
+            array = np.empty(shape, dtype=dtype)
+            if old:
+                array[:old] = getattr(self, name)[:old]
+            setattr(self, name, array)
+        # where the merge of new hashes writes; and its index arithmetic
+        self._spare_hashes = np.empty(capacity, dtype=np.uint64)
+        self._spare_slots = np.empty(capacity, dtype=np.intp)
+        self._moves = np.empty(capacity + 1, dtype=np.intp)
+        self._capacity = capacity
+
+    @property
+    def hashes(self):
+        return self._hashes[: self._n]
+
+    @property
+    def slots(self):
+        return self._slots[: self._n]
+
+    @property
+    def decision(self):
+        return self._decision[: self._n]
+
+    @property
+    def output(self):
+        return self._output[: self._n if self._with_output else 0]
 
     def __len__(self):
-        return self.hashes.shape[0]
+        return self._n
 
     def lookup(self, hashes):
         """Store row of each hash, ``-1`` where it is not remembered."""
-        position = np.searchsorted(self.hashes, hashes)
-        position = np.minimum(position, len(self) - 1)
         if len(self) == 0:
             return np.full(hashes.shape, -1, dtype=np.intp)
-        found = self.hashes[position] == hashes
+        remembered = self.hashes
+        position = np.searchsorted(remembered, hashes)
+        position = np.minimum(position, len(self) - 1)
+        found = remembered[position] == hashes
         return np.where(found, self.slots[position], -1)
 
     def insert(self, hashes, answers):
         """Remember the answers to the states of ``hashes`` (sorted, distinct,
         not yet remembered)."""
-        if len(self) + hashes.shape[0] > self.limit:
+        k = hashes.shape[0]
+        if len(self) + k > self.limit:
             self._clear()
-        first = self.decision.shape[0]
-        slots = np.arange(first, first + hashes.shape[0])
-        self.decision = np.concatenate([self.decision, answers.decision])
+        m = self._n
+        self._reserve(m + k)
+        # answers are stored in arrival order: the slots m .. m + k - 1
+        self._decision[m : m + k] = answers.decision
         if answers.output is not None:
-            self.output = np.concatenate([self.output, answers.output])
-        # sorted new hashes at non-decreasing positions keep the order sorted
-        position = np.searchsorted(self.hashes, hashes)
-        self.hashes = np.insert(self.hashes, position, hashes)
-        self.slots = np.insert(self.slots, position, slots)
+            self._output[m : m + k] = answers.output
+            self._with_output = True
+        # the merged order: new hash j goes before remembered hash
+        # position[j], i.e. to position[j] + j; remembered hash i moves to
+        # i + (new hashes placed at or before i) = cumsum(1 + placed)[i] - 1
+        position = np.searchsorted(self._hashes[:m], hashes)
+        placed, count = np.unique(position, return_counts=True)
+        moves = self._moves[: m + 1]
+        moves.fill(1)
+        moves[placed] += count
+        target = np.cumsum(moves[:m], out=moves[:m])
+        target -= 1
+        hashes_to, slots_to = self._spare_hashes, self._spare_slots
+        hashes_to[target] = self._hashes[:m]
+        slots_to[target] = self._slots[:m]
+        position += np.arange(k)
+        hashes_to[position] = hashes
+        slots_to[position] = np.arange(m, m + k)
+        self._spare_hashes, self._hashes = self._hashes, hashes_to
+        self._spare_slots, self._slots = self._slots, slots_to
+        self._n = m + k
 
     def answers(self, slots):
-        output = self.output[slots] if self.output.shape[0] else None
+        output = self.output[slots] if self._with_output else None
         return Answers(self.decision[slots], output)
 
 
@@ -298,7 +383,7 @@ class Usage:
     seconds: float = 0.0  # its share (by rows) of the calls' time
 
 
-def ask(model, memos, usage, groups, states):
+def ask(model, memos, usage, groups, states, work=None):
     """Answers for ``states`` of several instances, in at most one model call.
 
     Parameters
@@ -309,23 +394,32 @@ def ask(model, memos, usage, groups, states):
     usage : list of Usage
         One per instance of the block; updated.
     groups : list of (member, slice)
-        The rows of ``states`` belonging to each instance (block member).
+        The rows of ``states`` belonging to each instance (block member), in
+        order.
     states : ndarray of shape (n, n_features)
+    work : Workspace, default=None
+        Where the work arrays and the answers are kept (valid until the next
+        call with it); ``None``: fresh arrays.
 
     Returns
     -------
     Answers
     """
     n = states.shape[0]
-    hashes = state_hashes(states)
-    decision = np.empty(n, dtype=np.intp)
-    output = np.empty((n, model.width)) if model.has_output else None
-    known = np.zeros(n, dtype=bool)
+    hashes = state_hashes(states, work)
+    if work is None:
+        decision = np.empty(n, dtype=np.intp)
+        output = np.empty((n, model.width)) if model.has_output else None
+        known = np.zeros(n, dtype=bool)
+    else:
+        decision = work.empty("decision", n, np.intp)
+        output = work.empty("output", (n, model.width)) if model.has_output else None
+        known = work.full("known", n, False, bool)
     for member, rows in groups:
         slots = memos[member].lookup(hashes[rows])
         hit = slots >= 0
         remembered = memos[member].answers(slots[hit])
-        index = np.arange(n)[rows][hit]
+        index = rows.start + np.flatnonzero(hit)
         decision[index] = remembered.decision
         if output is not None:
             output[index] = remembered.output
@@ -343,22 +437,26 @@ def ask(model, memos, usage, groups, states):
     decision[novel] = fresh.decision[inverse]
     if output is not None:
         output[novel] = fresh.output[inverse]
-    owner = np.empty(n, dtype=np.intp)
-    for member, rows in groups:
-        owner[rows] = member
-    counts = np.bincount(owner[sent], minlength=len(memos))
-    for member, rows in groups:
-        mine = novel[(novel >= rows.start) & (novel < rows.stop)]
+    # novel and sent are sorted: each member's rows are a slice of them
+    members = [member for member, _ in groups]
+    bounds = np.array([[rows.start, rows.stop] for _, rows in groups], dtype=np.intp)
+    novel_at = np.searchsorted(novel, bounds)
+    sent_at = np.searchsorted(np.sort(sent), bounds)
+    for member, (low, high), (sent_low, sent_high) in zip(
+        members, novel_at.tolist(), sent_at.tolist()
+    ):
+        mine = novel[low:high]
         if mine.size:
             new_hashes, where = np.unique(hashes[mine], return_index=True)
             memos[member].insert(
                 new_hashes, Answers(decision, output).take(mine[where])
             )
-        if counts[member]:
+        count = sent_high - sent_low
+        if count:
             record = usage[member]
             record.n_calls += 1
-            record.n_rows += int(counts[member])
-            record.seconds += seconds * counts[member] / sent.size
+            record.n_rows += count
+            record.seconds += seconds * count / sent.size
     return Answers(decision, output)
 
 

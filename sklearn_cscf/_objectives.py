@@ -13,6 +13,8 @@ from functools import partial
 
 import numpy as np
 
+from sklearn_cscf._workspace import Workspace
+
 
 @dataclass(frozen=True)
 class Objective:
@@ -46,16 +48,24 @@ class Candidates:
     starts: np.ndarray  # (n, d) encoded instance of each candidate
     paths: object  # Trajectories
     codes: np.ndarray | None = None  # (n,) target code of each candidate
+    # where the objectives keep their work arrays (valid until its next use);
+    # None: fresh arrays
+    work: Workspace | None = None
 
 
 def evaluate_objectives(objectives, candidates):
-    """The objective matrix ``F`` of shape ``(n, sum of widths)``."""
+    """The objective matrix ``F`` of shape ``(n, sum of widths)`` (kept in
+    ``candidates.work`` when it has one)."""
     n = candidates.starts.shape[0]
-    blocks = []
-    for objective in objectives:
+    width = sum(objective.width for objective in objectives)
+    if candidates.work is None:
+        F = np.empty((n, width))
+    else:
+        F = candidates.work.empty("F", (n, width))
+    for objective, columns in zip(objectives, objective_slices(objectives).values()):
         values = np.asarray(objective.function(candidates), dtype=float)
-        blocks.append(values.reshape(n, objective.width))
-    return np.hstack(blocks) if blocks else np.empty((n, 0))
+        F[:, columns] = values.reshape(n, objective.width)
+    return F
 
 
 def objective_slices(objectives):
@@ -91,14 +101,16 @@ def _sequence_cost(candidates):
 
 
 def _gower_distance(candidates, schema):
-    return gower_distance(candidates.starts, candidates.paths.final, schema)
+    return gower_distance(
+        candidates.starts, candidates.paths.final, schema, candidates.work
+    )
 
 
 def _tweak_counts(candidates, affects):
-    return tweak_counts(candidates.paths.order, affects)
+    return tweak_counts(candidates.paths.order, affects, candidates.work)
 
 
-def gower_distance(x0, states, schema):
+def gower_distance(x0, states, schema, work=None):
     """Gower distance between instances and states.
 
     Numeric features contribute ``|diff| / range`` (the range learned in
@@ -113,30 +125,46 @@ def gower_distance(x0, states, schema):
     states : ndarray of shape (n, n_features)
         Encoded states.
     schema : FeatureSchema
+    work : Workspace, default=None
+        Where the work arrays and the result are kept; ``None``: fresh
+        arrays.
 
     Returns
     -------
     ndarray of shape (n,)
     """
-    parts = _gower_parts(states, x0, schema.span, schema.is_categorical)
-    return parts.mean(axis=1)
+    parts = _gower_parts(states, x0, schema.span, schema.is_categorical, work)
+    if work is None:
+        return parts.mean(axis=1)
+    return np.mean(parts, axis=1, out=work.empty("gower", parts.shape[0]))
 
 
-def _gower_parts(a, b, span, categorical):
+def _gower_parts(a, b, span, categorical, work=None):
     """Per-feature Gower contributions of ``a`` against ``b`` (broadcast, the
     features last): ``|a - b| / span`` for numbers (0 for a constant
     feature), a 0/1 mismatch for categories, and 1 where exactly one side is
-    missing."""
+    missing. With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the
+    work arrays and the result come from it."""
+    work = Workspace() if work is None else work
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
     scaled = ~np.isnan(span) & (span > 0) & ~categorical
     # divided, not multiplied by 1 / span, which overflows for a span below
     # the smallest normal float
-    numeric = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    part = work.full("gower_parts", shape, 0.0)
+    difference = work.empty("gower_difference", shape)
+    flags = work.empty("gower_flags", shape, bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        np.divide(np.abs(a - b), span, out=numeric, where=scaled)
-        part = np.where(categorical, a != b, numeric)
-    missing_a, missing_b = np.isnan(a), np.isnan(b)
+        np.subtract(a, b, out=difference)
+        np.abs(difference, out=difference)
+        np.divide(difference, span, out=part, where=scaled)
+        # categories: the 0/1 mismatch
+        np.copyto(part, np.not_equal(a, b, out=flags), where=categorical)
+    missing_a = np.isnan(a, out=work.empty("gower_missing_a", np.shape(a), bool))
+    missing_b = np.isnan(b, out=work.empty("gower_missing_b", np.shape(b), bool))
     if missing_a.any() or missing_b.any():
-        part = np.where(missing_a | missing_b, missing_a != missing_b, part)
+        # exactly one side missing: 1; both: 0
+        np.copyto(part, np.not_equal(missing_a, missing_b, out=flags), where=missing_a)
+        np.copyto(part, np.not_equal(missing_a, missing_b, out=flags), where=missing_b)
     return part
 
 
@@ -148,7 +176,7 @@ def affect_matrix(actions, n_features):
     return matrix
 
 
-def tweak_counts(order, affects):
+def tweak_counts(order, affects, work=None):
     """How many steps of each sequence changed each feature.
 
     Parameters
@@ -157,16 +185,22 @@ def tweak_counts(order, affects):
         Action indices in order, padded with ``-1``.
     affects : ndarray of shape (n_actions, n_counted_features)
         Which features each action changes.
+    work : Workspace, default=None
+        Where the work arrays and the result are kept; ``None``: fresh
+        arrays.
 
     Returns
     -------
     ndarray of shape (n, n_counted_features)
     """
+    work = Workspace() if work is None else work
     n, n_actions = order.shape
-    used = np.zeros((n, n_actions + 1))
-    used[np.arange(n)[:, None], order] = 1.0  # -1 lands in the spare column
+    used = work.full("used", (n, n_actions + 1), 0.0)
+    # -1 lands in the spare column
+    used[work.arange(n)[:, None], order] = 1.0
     # 0/1 sums: exact in any order, so a BLAS product is safe here
-    return used[:, :n_actions] @ affects
+    out = work.empty("tweaks", (n, affects.shape[1]))
+    return np.matmul(used[:, :n_actions], affects, out=out)
 
 
 class Plausibility:

@@ -6,11 +6,12 @@ batches of (candidate, step) pairs that use the same action (see
 :func:`schedule`); each action is applied to all candidates of a batch at once.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from sklearn_cscf._decoding import decode_order, value_keys
+from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._workspace import Workspace
 
 # decoded values equal to this many decimals make the same sequence
 VALUE_DECIMALS = 9
@@ -28,18 +29,28 @@ class Trajectories:
     new_values: np.ndarray  # (n, N) encoded value set directly at each step
     violations: np.ndarray  # (n,) number of invalid steps
     states: np.ndarray | None = None  # (n, N + 1, d) states after each step
+    # where the arrays derived from these live (see simulate); None: fresh
+    work: Workspace | None = field(default=None, repr=False, compare=False)
 
     @property
     def step_cost(self):
         # an invalid step's infinite effort stays infinite, even discounted
         # to 0 (inf * 0 would be NaN)
+        work = Workspace() if self.work is None else self.work
+        cost = work.empty("step_cost", self.effort.shape)
         with np.errstate(invalid="ignore"):
-            cost = self.effort * self.discount
-        return np.where(np.isinf(self.effort), self.effort, cost)
+            np.multiply(self.effort, self.discount, out=cost)
+        infinite = np.isinf(self.effort, out=work.empty("inf", cost.shape, bool))
+        np.copyto(cost, self.effort, where=infinite)
+        return cost
 
     @property
     def sequence_cost(self):
-        return self.step_cost.sum(axis=1)
+        step_cost = self.step_cost
+        if self.work is None:
+            return step_cost.sum(axis=1)
+        out = self.work.empty("sequence_cost", step_cost.shape[0])
+        return np.sum(step_cost, axis=1, out=out)
 
     @property
     def sequence_effort(self):
@@ -61,10 +72,16 @@ class Trajectories:
     def sequence_keys(self):
         """Bytes that are equal exactly when two decoded sequences are equal
         (same actions, order, and values to ``VALUE_DECIMALS`` decimals)."""
-        values = np.where(np.isnan(self.new_values), -np.inf, self.new_values)
-        rows = np.hstack(
-            [self.order.astype(float), np.round(values, VALUE_DECIMALS) + 0.0]
-        )
+        work = Workspace() if self.work is None else self.work
+        n, n_actions = self.order.shape
+        rows = work.empty("sequence_keys", (n, 2 * n_actions))
+        rows[:, :n_actions] = self.order
+        values = rows[:, n_actions:]
+        np.copyto(values, self.new_values)
+        missing = np.isnan(values, out=work.empty("nan", values.shape, bool))
+        np.copyto(values, -np.inf, where=missing)
+        np.round(values, VALUE_DECIMALS, out=values)
+        np.add(values, 0.0, out=values)
         return _row_bytes(rows)
 
 
@@ -79,7 +96,7 @@ def order_keys(order):
     return _row_bytes(order.astype(np.int64))
 
 
-def schedule(order, n_actions):
+def schedule(order, n_actions, work=None):
     """Batches in which the sequences can be applied, one action per batch.
 
     Each candidate's steps are split into rounds: a new round starts whenever
@@ -92,23 +109,64 @@ def schedule(order, n_actions):
     Returns the (candidate, step) pairs sorted by batch, and where each batch
     starts and ends in them, with its action.
     """
-    active = order >= 0
-    action = np.maximum(order, 0)
-    new_round = np.zeros(order.shape, dtype=np.intp)
-    new_round[:, 1:] = (action[:, 1:] < action[:, :-1]) & active[:, 1:]
-    batch = np.cumsum(new_round, axis=1) * n_actions + action
-    rows, steps = np.nonzero(active)
-    by_batch = np.argsort(batch[rows, steps], kind="stable")
-    rows, steps = rows[by_batch], steps[by_batch]
-    batch = batch[rows, steps]
-    starts = np.flatnonzero(np.diff(batch)) + 1
+    work = Workspace() if work is None else work
+    n = order.shape[0]
+    active = np.greater_equal(order, 0, out=work.empty("active", order.shape, bool))
+    action = np.maximum(order, 0, out=work.empty("action", order.shape, np.intp))
+    # small batch numbers sort by radix (numpy's stable sort of 16-bit ints)
+    small = n_actions * (n_actions + 1) < 2**15
+    new_round = work.empty("round", order.shape, np.int16 if small else np.intp)
+    new_round[:, 0] = 0
+    later = np.less(
+        action[:, 1:], action[:, :-1], out=work.empty("later", (n, n_actions - 1), bool)
+    )
+    np.logical_and(later, active[:, 1:], out=later)
+    new_round[:, 1:] = later
+    # the batch of each step: round * n_actions + action
+    batch = np.cumsum(new_round, axis=1, out=new_round)
+    batch *= n_actions
+    batch += action
+    # the steps taken, in row-major order, then (stably) by batch
+    flat = np.flatnonzero(active)
+    # (mode="clip": the indices are valid, and the default mode writes
+    # through a copy)
+    step_batch = np.take(
+        batch.ravel(),
+        flat,
+        out=work.empty("step_batch", flat.shape, batch.dtype),
+        mode="clip",
+    )
+    by_batch = np.argsort(step_batch, kind="stable")
+    flat = np.take(
+        flat, by_batch, out=work.empty("flat", flat.shape, np.intp), mode="clip"
+    )
+    rows = np.floor_divide(flat, n_actions, out=work.empty("rows", flat.shape, np.intp))
+    steps = np.remainder(flat, n_actions, out=work.empty("steps", flat.shape, np.intp))
+    batch = np.take(
+        step_batch,
+        by_batch,
+        out=work.empty("batch", flat.shape, step_batch.dtype),
+        mode="clip",
+    )
+    change = np.not_equal(
+        batch[1:], batch[:-1], out=work.empty("change", max(batch.size - 1, 0), bool)
+    )
+    starts = np.flatnonzero(change) + 1
     starts = np.concatenate([[0], starts]) if batch.size else starts
     ends = np.append(starts[1:], batch.size)
     return rows, steps, starts, ends, order[rows[starts], steps[starts]]
 
 
 def simulate(
-    starts, keys, actions, graph, *, max_length=None, record=False, start_discounts=None
+    starts,
+    keys,
+    actions,
+    graph,
+    *,
+    max_length=None,
+    record=False,
+    start_discounts=None,
+    work=None,
 ):
     """Decode ``keys`` and apply each sequence to its start state.
 
@@ -132,27 +190,36 @@ def simulate(
     start_discounts : ndarray of shape (n, n_actions), default=None
         The discount of each action on each candidate's start state, when
         already known (a first step needs no tau call then).
+    work : Workspace, default=None
+        Where the arrays of the result (and those derived from it, such as
+        its costs) are kept, valid until the next use of ``work``: the
+        search's hot path reuses them from one generation to the next.
+        ``None``: fresh arrays.
 
     Returns
     -------
     Trajectories
     """
+    given = work
+    work = Workspace() if work is None else work
     n_actions = len(actions)
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = decode_order(keys, n_actions, max_length, work)
     n, d = keys.shape[0], np.shape(starts)[-1]
-    rows, steps, starts_at, ends, batch_actions = schedule(order, n_actions)
-    step_actions = order[rows, steps]
-    step_keys = value_keys(keys, n_actions)[rows, step_actions]
+    rows, steps, starts_at, ends, batch_actions = schedule(order, n_actions, work)
+    n_steps = rows.shape[0]
     # per (candidate, step), in batch order
-    after = np.empty((rows.shape[0], d))
-    step_effort = np.empty(rows.shape[0])
-    step_discount = np.ones(rows.shape[0])
-    step_valid = np.empty(rows.shape[0], dtype=bool)
-    state = np.array(np.broadcast_to(starts, (n, d)), dtype=float)
+    step_actions = order[rows, steps]
+    step_keys = keys[rows, step_actions + n_actions]  # the value keys V
+    after = work.empty("after", (n_steps, d))
+    step_effort = work.empty("step_effort", n_steps)
+    step_discount = work.full("step_discount", n_steps, 1.0)
+    step_valid = work.empty("step_valid", n_steps, bool)
+    state = work.empty("state", (n, d))
+    np.copyto(state, starts)
     for i, start, end in zip(batch_actions.tolist(), starts_at.tolist(), ends.tolist()):
         batch = slice(start, end)
         candidates = rows[batch]
-        before = state[candidates]
+        before = work.take("before", state, candidates)
         before.flags.writeable = False  # user callables only read states
         actions[i].apply_into(
             before,
@@ -166,14 +233,21 @@ def simulate(
                 graph, i, before, candidates, steps[batch], start_discounts
             )
         state[candidates] = after[batch]
-    effort = np.zeros((n, n_actions))
+    effort = work.full("effort", (n, n_actions), 0.0)
     effort[rows, steps] = step_effort
-    discount = np.ones((n, n_actions))
+    discount = work.full("discount", (n, n_actions), 1.0)
     discount[rows, steps] = step_discount
-    new_values = np.full((n, n_actions), np.nan)
+    new_values = work.full("new_values", (n, n_actions), np.nan)
     features = np.array([action.feature for action in actions], dtype=np.intp)
-    new_values[rows, steps] = after[np.arange(rows.shape[0]), features[step_actions]]
-    violations = np.bincount(rows, weights=~step_valid, minlength=n).astype(np.intp)
+    # the value each step set: after[k, features[step_actions[k]]]
+    where = np.multiply(
+        work.arange(n_steps), d, out=work.empty("where", n_steps, np.intp)
+    )
+    where += features[step_actions]
+    new_values[rows, steps] = np.take(after.ravel(), where)
+    invalid = work.full("invalid", (n, n_actions), False, bool)
+    invalid[rows, steps] = np.logical_not(step_valid)
+    violations = np.sum(invalid, axis=1, out=work.empty("violations", n, np.intp))
     states = None
     if record:
         states = np.empty((n, n_actions + 1, d))
@@ -191,6 +265,7 @@ def simulate(
         new_values=new_values,
         violations=violations,
         states=states,
+        work=given,
     )
 
 

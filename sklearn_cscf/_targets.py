@@ -23,6 +23,7 @@ import pandas as pd
 
 from sklearn_cscf._frames import TEXT
 from sklearn_cscf._status import STATUS_ALREADY_TARGET
+from sklearn_cscf._workspace import Workspace
 
 # a state that misses the target class is at least this far from it
 MIN_GAP = 1e-6
@@ -81,24 +82,43 @@ class ClassTarget:
         """Whether each decision is an acceptable class."""
         return self.accept[codes, decision]
 
-    def gap(self, answers, codes):
+    def gap(self, answers, codes, work=None):
+        """How far each answer is from an acceptable class (0: reached).
+
+        With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
+        arrays and the result come from it.
+        """
         reached = self.accepts(answers.decision, codes)
         if answers.output is None:
             return np.where(reached, 0.0, 1.0)
-        proba, accept = answers.output, self.accept[codes]
-        chance = np.where(accept, proba, 0.0).sum(axis=1)
+        work = Workspace() if work is None else work
+        proba, n = answers.output, codes.shape[0]
+        accept = work.take("accept", self.accept, codes)
+        masked = work.full("gap_masked", proba.shape, 0.0)
+        np.copyto(masked, proba, where=accept)
+        chance = np.sum(masked, axis=1, out=work.empty("chance", n))
+        distance = work.empty("distance", n)
         if self.use_predict:
-            distance = 1.0 - chance
+            np.subtract(1.0, chance, out=distance)
         else:
-            distance = np.where(accept, -np.inf, proba).max(axis=1) - np.where(
-                accept, proba, -np.inf
-            ).max(axis=1)
-        distance = np.where(reached, 0.0, np.maximum(distance, 0.0) + MIN_GAP)
+            # the most probable unacceptable class's lead over the most
+            # probable acceptable one
+            np.copyto(masked, proba)
+            np.copyto(masked, -np.inf, where=accept)
+            np.max(masked, axis=1, out=distance)
+            np.copyto(masked, proba)
+            np.copyto(masked, -np.inf, where=np.logical_not(accept, out=accept))
+            best = np.max(masked, axis=1, out=work.empty("gap_best", n))
+            np.subtract(distance, best, out=distance)
+        np.maximum(distance, 0.0, out=distance)
+        distance += MIN_GAP
+        np.copyto(distance, 0.0, where=reached)
         if self.min_proba is not None:
             short = chance < self.min_proba
-            distance = np.where(
-                short, np.maximum(distance, self.min_proba - chance + MIN_GAP), distance
-            )
+            floor = np.subtract(self.min_proba, chance, out=work.empty("floor", n))
+            floor += MIN_GAP
+            np.maximum(distance, floor, out=floor)
+            np.copyto(distance, floor, where=short)
         return distance
 
     def score(self, answers, codes):
@@ -139,7 +159,7 @@ class RangeTarget:
     def accepts(self, decision, codes):
         return np.ones(codes.shape[0], dtype=bool)  # decided by the value alone
 
-    def gap(self, answers, codes):
+    def gap(self, answers, codes, work=None):
         value, exact = answers.output[:, 0], answers.output[:, -1]
         low, high = self.low + self.margin, self.high - self.margin
         distance = np.maximum(np.maximum(low - value, value - high), 0.0) / self.scale

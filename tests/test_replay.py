@@ -620,7 +620,7 @@ def _kinds(module, suffix):
 def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
     from types import SimpleNamespace
 
-    from sklearn_cscf import Action, _spaces
+    from sklearn_cscf import Action, _spaces, actions
     from sklearn_cscf._replay._spaces import SPACE_KINDS, value_space
     from sklearn_cscf._replay._verdict import TARGET_KINDS, target_kind
     from sklearn_cscf._schema import FeatureSchema

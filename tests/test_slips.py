@@ -16,8 +16,8 @@ from sklearn_cscf import (
     describe,
     read_explanations,
 )
-from sklearn_cscf.metrics import combined_score, seconds_per_row
 from sklearn_cscf._reporting import _number_pair
+from sklearn_cscf.metrics import combined_score, seconds_per_row
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,223 @@
+"""The search's work arrays (issue 18): reused between generations, never
+handed out where they could be overwritten; the answer memo's in-place merge;
+the opt-in Dask worker configuration."""
+
+import os
+
+import dask
+import distributed
+import numpy as np
+import pytest
+
+from sklearn_cscf import (
+    SequentialCounterfactualExplainer,
+    dask_worker_environment,
+)
+from sklearn_cscf._engine import Block
+from sklearn_cscf._model import AnswerMemo, Answers, state_hashes
+from sklearn_cscf._workspace import Workspace
+
+SMALL = {"population_size": 30, "n_generations": 6, "random_state": 0}
+
+
+def test_workspace_reuses_a_buffer_for_smaller_requests():
+    work = Workspace()
+    a = work.empty("x", (4, 3))
+    a[:] = 1.0
+    b = work.full("x", (2, 3), 7.0)
+    assert np.shares_memory(a, b) and b.flags.c_contiguous
+    assert (a[:2] == 7.0).all()  # the same memory: a is no longer valid
+    c = work.empty("x", (5, 3))  # larger: a new buffer
+    assert not np.shares_memory(a, c)
+    assert work.empty("y", 6, np.intp).dtype == np.intp
+    rows = work.take("rows", np.arange(12.0).reshape(6, 2), np.array([4, 0]))
+    assert rows.tolist() == [[8.0, 9.0], [0.0, 1.0]]
+    assert work.arange(4).tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError):
+        work.arange(4)[0] = 9  # shared: read-only
+
+
+def test_hashes_in_a_workspace_equal_fresh_ones():
+    rng = np.random.default_rng(0)
+    states = rng.integers(0, 4, size=(500, 6)).astype(float)
+    states[rng.random(states.shape) < 0.1] = np.nan
+    states[rng.random(states.shape) < 0.1] = -0.0
+    work = Workspace()
+    np.testing.assert_array_equal(state_hashes(states, work), state_hashes(states))
+    # again, smaller, in the same buffers
+    np.testing.assert_array_equal(
+        state_hashes(states[:50], work), state_hashes(states[:50])
+    )
+
+
+def test_memo_merges_like_a_sorted_insert():
+    rng = np.random.default_rng(1)
+    pool = rng.integers(0, 2**63, 2000, dtype=np.uint64)
+    memo, reference = AnswerMemo(width=2, limit=1500), {}
+    for _ in range(150):
+        asked = rng.choice(pool, 30)
+        slots = memo.lookup(asked)
+        hit = slots >= 0
+        assert hit.tolist() == [h in reference for h in asked.tolist()]
+        remembered = memo.answers(slots[hit])
+        if hit.any():
+            expected = [reference[h] for h in asked[hit].tolist()]
+            assert remembered.decision.tolist() == [e[0] for e in expected]
+            assert remembered.output[:, 0].tolist() == [e[1] for e in expected]
+        new = np.unique(asked[~hit])
+        decision, value = rng.integers(0, 2, new.size), rng.random(new.size)
+        if len(memo) + new.size > memo.limit:
+            reference = {}  # the memo starts afresh
+        memo.insert(new, Answers(decision, np.column_stack([value, 1 - value])))
+        reference.update(zip(new.tolist(), zip(decision.tolist(), value.tolist())))
+        assert len(memo) == len(reference)
+        assert (np.diff(memo.hashes.astype(float)) >= 0).all()
+
+
+def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatch):
+    explainer, rejected = credit_problem
+    evaluate, blocks = Block.evaluate, []
+
+    def capture(self, members, keys):
+        blocks.append(self)
+        return evaluate(self, members, keys)
+
+    monkeypatch.setattr(Block, "evaluate", capture)
+    explainer.explain(rejected.iloc[:3])
+    block = blocks[0]
+    rng = np.random.default_rng(0)
+    keys = rng.random((300, 2 * block.problem.n_actions))
+    owner = np.repeat(np.arange(len(block)), 100)
+    work = Workspace()
+    block._simulate(owner[:40], keys[:40], work=work)  # sizes the buffers
+    fresh = block.simulate(owner, keys)
+    reused = block._simulate(owner, keys, work=work)
+    for name in ("order", "lengths", "final", "effort", "discount", "violations"):
+        np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name))
+    np.testing.assert_array_equal(reused.new_values, fresh.new_values)
+    np.testing.assert_array_equal(reused.sequence_cost, fresh.sequence_cost)
+    np.testing.assert_array_equal(reused.sequence_keys(), fresh.sequence_keys())
+    assert fresh.work is None and reused.work is work
+    judged, again = block.judge(owner, keys), block._judge(owner, keys, work)
+    np.testing.assert_array_equal(judged.F, again.F)
+    np.testing.assert_array_equal(judged.gap, again.gap)
+    np.testing.assert_array_equal(judged.sequence_key, again.sequence_key)
+
+
+@pytest.fixture(scope="module")
+def credit_problem():
+    from sklearn.compose import make_column_selector, make_column_transformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from sklearn_cscf.datasets import (
+        credit_actions,
+        credit_feature_graph,
+        make_credit_applicants,
+    )
+
+    applicants = make_credit_applicants(600, random_state=0)
+    X, y = applicants.data, applicants.target
+    model = make_pipeline(
+        make_column_transformer(
+            (
+                OneHotEncoder(handle_unknown="ignore"),
+                make_column_selector(dtype_include="category"),
+            ),
+            remainder=StandardScaler(),
+        ),
+        LogisticRegression(max_iter=1000),
+    ).fit(X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=credit_actions(),
+        feature_graph=credit_feature_graph(),
+        n_jobs=1,
+        **SMALL,
+    ).fit(X)
+    return explainer, X[model.predict(X) == 0]
+
+
+def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
+    explainer, rejected = credit_problem
+    evaluate = Block.evaluate
+    seen = []
+
+    def recording(self, members, keys):
+        results = evaluate(self, members, keys)
+        buffers = dict(self.work._buffers)
+        seen.append((buffers, results))
+        return results
+
+    monkeypatch.setattr(Block, "evaluate", recording)
+    explainer.explain(rejected.iloc[:5])
+    assert len(seen) == SMALL["n_generations"]
+    first = seen[0][0]
+    for buffers, results in seen:
+        # the arrays sized by the number of candidates are allocated once
+        for name in ("keys", "state", "F", "hashes", "decision", "step_cost"):
+            assert buffers[name] is first[name], name
+        # what a search keeps is its own, not a view of the work arrays
+        for evaluation in results:
+            for array in (evaluation.F, evaluation.gap, evaluation.sequence_key):
+                assert array.base is None
+                assert not any(np.shares_memory(array, b) for b in buffers.values())
+
+
+# ---------------------------------------------------------------------- #
+# the opt-in Dask worker configuration
+# ---------------------------------------------------------------------- #
+def test_dask_worker_environment_adds_the_threshold_and_changes_nothing():
+    before_environ = dict(os.environ)
+    current = dask.config.get("distributed.nanny.pre-spawn-environ")
+    with dask.config.set(
+        {"distributed.nanny.pre-spawn-environ": {**current, "MY_SETTING": "1"}}
+    ):
+        config = dask_worker_environment(mmap_threshold=2**20)
+        # only returned: the configuration in force is unchanged
+        assert "MALLOC_MMAP_THRESHOLD_" not in dask.config.get(
+            "distributed.nanny.pre-spawn-environ"
+        )
+    environ = config["distributed.nanny.pre-spawn-environ"]
+    assert environ["MALLOC_MMAP_THRESHOLD_"] == 2**20
+    assert environ["MY_SETTING"] == "1"  # the user's own setting is kept
+    assert environ["MALLOC_TRIM_THRESHOLD_"] == current["MALLOC_TRIM_THRESHOLD_"]
+    assert (
+        dask_worker_environment()["distributed.nanny.pre-spawn-environ"][
+            "MALLOC_MMAP_THRESHOLD_"
+        ]
+        == 32 * 2**20
+    )
+    assert dict(os.environ) == before_environ
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2**26, 1.5, "32MB"])
+def test_dask_worker_environment_rejects_bad_thresholds(bad):
+    with pytest.raises((ValueError, TypeError), match="mmap_threshold"):
+        dask_worker_environment(mmap_threshold=bad)
+
+
+def test_workers_started_with_it_have_the_setting():
+    saved = dict(os.environ)
+    try:
+        with (
+            dask.config.set(dask_worker_environment(mmap_threshold=4 * 2**20)),
+            distributed.LocalCluster(
+                n_workers=1,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            values = client.run(lambda: os.environ.get("MALLOC_MMAP_THRESHOLD_"))
+    finally:
+        # Dask's nanny copies the pre-spawn variables into this process's
+        # os.environ (glibc reads them only at start-up, so this process's
+        # allocator is unchanged); later clusters of the test run must not
+        # inherit them
+        os.environ.clear()
+        os.environ.update(saved)
+    assert list(values.values()) == [str(4 * 2**20)]
