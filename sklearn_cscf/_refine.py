@@ -28,6 +28,8 @@ dominance and distinctness, so refinement never loses a found sequence that
 is still Pareto-optimal.
 """
 
+from typing import Protocol
+
 import numpy as np
 
 from sklearn_cscf._decoding import decode_order
@@ -55,13 +57,29 @@ SCAN_POINTS = 8
 SCAN_SUPPORT = 96
 
 
+class Trials(Protocol):
+    """What refinement needs of a block (:class:`~sklearn_cscf._engine.Block`
+    is one): the problem its instances share, and two ways to try genotypes
+    ``keys`` of instances ``owner`` (row ``r`` of member ``owner[r]``)."""
+
+    problem: object  # Problem: actions, graph, settings, objective slices
+
+    def simulate(self, owner, keys, record=False):
+        """The trajectories (``Trajectories``) of the genotypes, no model call."""
+
+    def judge(self, owner, keys):
+        """Their ``Evaluation``: simulated and asked about (one model call for
+        the states not remembered; ``owner`` sorted)."""
+
+
 def refine(block, fronts):
     """Refined fronts of a block, and how many sequences refinement improved.
 
     Parameters
     ----------
-    block : Block
-        The block whose searches produced ``fronts``.
+    block : Trials
+        The block whose searches produced ``fronts`` (only its ``problem``,
+        ``simulate`` and ``judge`` are used).
     fronts : list of (keys, Evaluation)
         Each instance's final front.
 
