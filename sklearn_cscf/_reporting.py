@@ -537,10 +537,10 @@ def _state_lookup(states, labels):
     prefer_skip_nested_validation=True,
 )
 def read_explanations(path, **kwargs):
-    """Read an explanations frame saved with :func:`write_explanations`,
-    ``to_csv(index=False)`` or ``to_parquet``.
+    """Read an explanations frame saved as CSV or parquet, with its types.
 
-    A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
+    The frame was saved with :func:`write_explanations`,
+    ``to_csv(index=False)`` or ``to_parquet``. A CSV file keeps no types: read back with :func:`pandas.read_csv` alone,
     text values that look like numbers become numbers, ``"NA"`` becomes a
     missing value and the whole-number columns become floats. This restores
     the types of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`'s
