@@ -541,8 +541,9 @@ def read_explanations(path, **kwargs):
 
     The frame was saved with :func:`write_explanations`,
     ``to_csv(index=False)`` or ``to_parquet``. A CSV file keeps no types:
-    read back with :func:`pandas.read_csv` alone, text values that look like numbers become numbers, ``"NA"`` becomes a
-    missing value and the whole-number columns become floats. This restores
+    read back with :func:`pandas.read_csv` alone, text values that look like
+    numbers become numbers, ``"NA"`` becomes a missing value and the
+    whole-number columns become floats. This restores
     the types of :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`'s
     frame: text columns as ``string`` (only an empty field is missing),
     ``plan``, ``solution``, ``step`` and ``length`` as ``Int64``, the numbers as
