@@ -104,16 +104,17 @@ def refine(block, fronts):
     least = np.full(len(fronts), np.inf)
     np.minimum.at(least, owner, found_cost)
 
-    source, pushed = _trades(block, owner, found, found_cost)
+    order, _ = decode_order(found, n_actions, problem.settings.max_sequence_length)
+    cheapest = _cheapest(owner, found_cost, order_keys(order), TRADED_PER_INSTANCE)
+    source, pushed = _trades(block, owner, found, cheapest)
     inserted_source, inserted_keys, inserted_action = _insertions(
-        block, owner, found, found_cost
+        block, found, cheapest
     )
     single_owner, single_keys = _singles(block, len(fronts))
     n_kept, n_inserted = source.shape[0], inserted_source.shape[0]
-    placed = np.repeat([False, True, False], [n_kept, n_inserted, single_owner.size])
     # an inserted step goes from its least change toward where it was
     # placed, as far as the sequence stays valid
-    goal = np.full(placed.shape[0], np.nan)
+    goal = np.full(n_kept + n_inserted + single_owner.size, np.nan)
     goal[n_kept : n_kept + n_inserted] = inserted_keys[
         np.arange(n_inserted), n_actions + inserted_action
     ]
@@ -126,7 +127,7 @@ def refine(block, fronts):
         return fronts, np.zeros(len(fronts), dtype=np.intp)
     by_owner = np.argsort(owner, kind="stable")  # rows of an instance together
     owner, pushed = owner[by_owner], pushed[by_owner]
-    keys, placed, goal = keys[by_owner], placed[by_owner], goal[by_owner]
+    keys, goal = keys[by_owner], goal[by_owner]
     # the order in which each row's steps are pulled back: a pushed step last
     positions = np.tile(np.arange(n_actions), (keys.shape[0], 1))
     traded = np.flatnonzero(pushed >= 0)
@@ -140,8 +141,9 @@ def refine(block, fronts):
         _move(block, owner, keys, np.where(pushed >= 0, pushed, -1), "far", goal)
         # the cheapest point of the decision boundary may lie between the
         # corners: the pushed step also part of the way
-        extra = _part_way(block, owner, keys, pushed)
-        across = _across_discount_steps(block, owner, keys, pushed)
+        steps = _pushed_steps(block, owner, keys, pushed)
+        extra = _part_way(block, keys, pushed, *steps)
+        across = _across_discount_steps(block, keys, pushed, *steps)
         take = np.concatenate([np.arange(keys.shape[0]), extra[0], across[0]])
         keys = np.vstack([keys, extra[1], across[1]])
         owner, pushed, positions = owner[take], pushed[take], positions[take]
@@ -169,14 +171,13 @@ def refine(block, fronts):
     return new_fronts, improved
 
 
-def _trades(block, owner, keys, cost):
-    """Rows to refine: every sequence as found (``pushed == -1``), and each
-    instance's cheapest ones again once per step that can be pushed.
+def _trades(block, owner, keys, cheapest):
+    """Rows to refine: every sequence as found (``pushed == -1``), and the
+    ``cheapest`` ones again once per step that can be pushed.
 
     Returns the source row of each row to refine and its pushed position.
     """
     paths = block.simulate(owner, keys, record=True)
-    cheapest = _cheapest(owner, cost, order_keys(paths.order), TRADED_PER_INSTANCE)
     sources, pushed = [np.arange(keys.shape[0])], [np.full(keys.shape[0], -1)]
     several = cheapest & (paths.lengths >= 2)
     for position in range(block.problem.n_actions):
@@ -187,21 +188,26 @@ def _trades(block, owner, keys, cost):
     return np.concatenate(sources), np.concatenate(pushed)
 
 
-def _part_way(block, owner, keys, pushed):
-    """Copies of the rows with a pushed step (``pushed >= 0``), that step
-    moved back part of the way to its least change (``PART_WAY``).
+def _pushed_steps(block, owner, keys, pushed):
+    """The rows with a pushed step (``pushed >= 0``) inside their sequence,
+    and their trajectories (states recorded)."""
+    rows = np.flatnonzero(pushed >= 0)
+    paths = block.simulate(owner[rows], keys[rows], record=True)
+    inside = np.flatnonzero(pushed[rows] < paths.lengths)
+    return rows[inside], paths.take(inside)
+
+
+def _part_way(block, keys, pushed, rows, paths):
+    """Copies of the rows ``rows`` (trajectories ``paths``, see
+    :func:`_pushed_steps`), their pushed step moved back part of the way to
+    its least change (``PART_WAY``).
 
     Returns the row each copy comes from and the copies' genotypes.
     """
     n_actions = block.problem.n_actions
-    rows = np.flatnonzero(pushed >= 0)
-    paths = block.simulate(owner[rows], keys[rows], record=True)
-    inside = np.flatnonzero(pushed[rows] < paths.lengths)
-    rows = rows[inside]
-    least = _least_keys(
-        block, paths.take(inside), np.arange(rows.shape[0]), pushed[rows]
-    )
-    column = n_actions + paths.order[inside, pushed[rows]]
+    at = np.arange(rows.shape[0])
+    least = _least_keys(block, paths, at, pushed[rows])
+    column = n_actions + paths.order[at, pushed[rows]]
     current = keys[rows, column]
     movable = np.isfinite(least)
     rows, column, least, current = (a[movable] for a in (rows, column, least, current))
@@ -236,8 +242,9 @@ def _singles(block, n_instances):
     return owner, np.tile(genotypes, (n_instances, 1))
 
 
-def _across_discount_steps(block, owner, keys, pushed):
-    """Copies of the rows whose pushed step sets a source of the feature
+def _across_discount_steps(block, keys, pushed, rows, paths):
+    """Copies of the rows ``rows`` (trajectories ``paths``, see
+    :func:`_pushed_steps`) whose pushed step sets a source of the feature
     graph, that step just across the largest steps of the discounts it gives
     later steps, anywhere in its value space (at most ``ACROSS_STEPS`` per
     row); pulling the other steps back (or further, see :func:`_pull_back`)
@@ -258,10 +265,6 @@ def _across_discount_steps(block, owner, keys, pushed):
         return none
     sources = {problem.schema.index[source] for source, _, _ in graph.edges}
     n_actions = problem.n_actions
-    rows = np.flatnonzero(pushed >= 0)
-    paths = block.simulate(owner[rows], keys[rows], record=True)
-    inside = np.flatnonzero(pushed[rows] < paths.lengths)
-    rows, paths = rows[inside], paths.take(inside)
     at = np.arange(rows.shape[0])
     action = paths.order[at, pushed[rows]]
     from_rows, copies = [], []
@@ -323,9 +326,9 @@ def _cheapest(owner, cost, plans, per_instance):
     return cheapest
 
 
-def _insertions(block, owner, keys, cost):
-    """Each instance's cheapest sequences with one more step first: every
-    action they lack, at the far end(s) of its value space.
+def _insertions(block, keys, cheapest):
+    """The ``cheapest`` sequences with one more step first: every action
+    they lack, at the far end(s) of its value space.
 
     A step can pay for itself by what it enables: it may cross a threshold of
     a feature graph's tau (a discount for a later step), or move the model so
@@ -340,9 +343,7 @@ def _insertions(block, owner, keys, cost):
     problem = block.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
-    order, _ = decode_order(keys, n_actions, max_length)
-    plans = order_keys(order)
-    rows = np.flatnonzero(_cheapest(owner, cost, plans, TRADED_PER_INSTANCE))
+    rows = np.flatnonzero(cheapest)
     action_keys = keys[rows, :n_actions]
     active = action_keys <= 0.5
     lengths = active.sum(axis=1)
@@ -477,55 +478,20 @@ def _pull_back(block, owner, keys, positions):
     if rows.size == 0:
         return
     grid = _scan_grid(block, paths, rows, steps, least, current)
-    n_points = grid.shape[1]
-    judged = block.judge(
-        np.repeat(owner[rows], n_points),
-        _with_keys(
-            keys, np.repeat(rows, n_points), np.repeat(column, n_points), grid.ravel()
-        ),
+    valid_key, trial_key, bar, pending = _cheapest_on_grid(
+        block, owner, keys, rows, column, grid, current
     )
-    price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(grid.shape)
-    best = price.min(axis=1)
-    some = np.isfinite(best)
-    # the nearest to the least change of the cheapest (grid is in that order)
-    chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
-    at = np.arange(rows.shape[0])
-    valid_key = np.where(some, grid[at, chosen], current)
-    trial_key = np.where(
-        some & (chosen > 0), grid[at, np.maximum(chosen - 1, 0)], valid_key
-    )
-    bar = best
-    pending = some & (chosen > 0)
     # no valid value up to the found one (the other steps changed since):
     # the step may have to do more, toward the far end of its value space
-    lost = np.flatnonzero(~some)
+    lost = np.flatnonzero(~np.isfinite(bar))
     if lost.size:
         far = np.where(current[lost] > least[lost], 1.0, 0.0)
         grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
-        n_points = grid.shape[1]
-        judged = block.judge(
-            np.repeat(owner[rows[lost]], n_points),
-            _with_keys(
-                keys,
-                np.repeat(rows[lost], n_points),
-                np.repeat(column[lost], n_points),
-                grid.ravel(),
-            ),
+        (valid_key[lost], trial_key[lost], bar[lost], pending[lost]) = (
+            _cheapest_on_grid(
+                block, owner, keys, rows[lost], column[lost], grid, current[lost]
+            )
         )
-        price = np.where(judged.feasible, judged.F[:, cost], np.inf)
-        price = price.reshape(grid.shape)
-        best = price.min(axis=1)
-        found = np.isfinite(best)
-        chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
-        inner = np.arange(lost.shape[0])
-        valid_key[lost] = np.where(found, grid[inner, chosen], current[lost])
-        trial_key[lost] = np.where(
-            found & (chosen > 0),
-            grid[inner, np.maximum(chosen - 1, 0)],
-            valid_key[lost],
-        )
-        bar[lost] = best
-        pending[lost] = found & (chosen > 0)
     for _ in range(MAX_BISECTIONS):
         pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
         if not pending.any():
@@ -541,6 +507,32 @@ def _pull_back(block, owner, keys, positions):
         bar[index[better]] = np.minimum(bar[index[better]], price[better])
         trial_key[index[~better]] = mid[~better]
     keys[rows, column] = valid_key
+
+
+def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
+    """Each row's genotype tried with every value key of its row of ``grid``
+    in ``column`` (one model call): the key of the cheapest valid sequence
+    (the first among equals; ``current`` where none is valid), the key before
+    it in the grid (to bisect toward), its cost (``inf``: none valid) and
+    whether there is anything between the two to bisect."""
+    cost = block.problem.slices["sequence_cost"].start
+    n_points = grid.shape[1]
+    judged = block.judge(
+        np.repeat(owner[rows], n_points),
+        _with_keys(
+            keys, np.repeat(rows, n_points), np.repeat(column, n_points), grid.ravel()
+        ),
+    )
+    price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(grid.shape)
+    best = price.min(axis=1)
+    some = np.isfinite(best)
+    chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
+    at = np.arange(rows.shape[0])
+    valid_key = np.where(some, grid[at, chosen], current)
+    trial_key = np.where(
+        some & (chosen > 0), grid[at, np.maximum(chosen - 1, 0)], valid_key
+    )
+    return valid_key, trial_key, best, some & (chosen > 0)
 
 
 def _bar(cost):
