@@ -29,29 +29,22 @@ class RangeSpace:
         self.support = support if support is not None and support.size else None
 
     def _interval(self, current):
-        """Start and width of the values reachable from ``current``."""
+        """Start and width of the values reachable from ``current`` (a scalar
+        where it does not depend on ``current``)."""
         if self.direction == "any":
-            return np.full(current.shape, self.low), np.full(current.shape, self.span)
+            return self.low, self.span
         if self.direction == "increase":
             low = np.maximum(current, self.low)
             return low, self.high - low
-        return np.full(current.shape, self.low), np.minimum(
-            current, self.high
-        ) - self.low
+        return self.low, np.minimum(current, self.high) - self.low
 
     def interpolate(self, keys, current):
         """Values for keys in [0, 1] given current values; and which are valid."""
+        low, width = self._interval(current)
         if self.direction == "any":
-            low, width = self.low, self.span
             valid = np.ones(current.shape, dtype=bool)
-        elif self.direction == "increase":
-            low = np.maximum(current, self.low)
-            width = self.high - low
-            valid = width >= 0  # False where current is NaN
         else:
-            low = self.low
-            width = np.minimum(current, self.high) - low
-            valid = width >= 0
+            valid = width >= 0  # False where current is NaN
         if self.step is None:
             values = low + keys * width
             if self.direction == "any":
@@ -95,7 +88,9 @@ class RangeSpace:
         n = current.shape[0]
         if self.support is None:
             return np.empty((n, 0))
-        low, width = self._interval(current)
+        low, width = (
+            np.broadcast_to(a, current.shape) for a in self._interval(current)
+        )
         values = self.support[None, :]
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.step is None:

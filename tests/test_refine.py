@@ -24,7 +24,7 @@ def test_scan_keys_are_the_keys_of_the_reachable_training_values(direction, step
     current = rng.uniform(0, 100, 25)
     keys = space.scan_keys(current)
     assert keys.shape == (25, support.shape[0])
-    low, width = space._interval(current)
+    low, width = (np.broadcast_to(a, current.shape) for a in space._interval(current))
     for row in range(current.shape[0]):
         found = ~np.isnan(keys[row])
         values, valid = space.interpolate(
