@@ -312,7 +312,7 @@ def _plan_header(plan, seq, orders):
         text += f" (effort {_cost(effort)})"
     text += (
         f", {int(first['length'])} step(s), "
-        f"Gower distance {float(first['gower_distance']):.3f}"
+        f"Gower distance {_precise(float(first['gower_distance']))}"
     )
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
@@ -344,22 +344,41 @@ def _shown(step, which):
 
 
 def _number_pair(old, new):
-    """A numeric step's old and new values, at the scale of the larger: from
-    1 up, whole numbers whole and others to two decimals, so that a refined
-    ``43,834.52 -> 0.081`` reads ``43,834.52 -> 0.08`` (and ``-> 0.001``
-    reads ``-> 0``); below 1, two significant digits (``0.25 -> 0.31``)."""
+    """A numeric step's old and new values, each at a precision that tells
+    the change: from 1 up, a whole number whole and any other to two
+    decimals (``5.10 -> 3.00`` for 2.9962, never ``5.10 -> 3``); below 1,
+    two significant digits; in both cases more digits while two different
+    numbers would read the same (``0.251 -> 0.249``, not ``0.25 -> 0.25``)."""
     scale = max(abs(old), abs(new))
-    if not np.isfinite(scale) or scale < 1:
+    if not np.isfinite(scale):
         return _value(old), _value(new)
-    return _hundredths(old), _hundredths(new)
+    if scale >= 1:
+        decimals = 2
+    else:  # two significant digits of the larger
+        decimals = 1 - int(np.floor(np.log10(scale))) if scale > 0 else 2
+    while True:
+        pair = _fixed(old, decimals), _fixed(new, decimals)
+        if old == new or pair[0] != pair[1] or decimals >= 12:
+            return pair
+        decimals += 1
 
 
-def _hundredths(value):
-    """Thousands separated; whole when two decimals would show zeros."""
-    value = round(value, 2) + 0.0  # no -0
-    if value.is_integer() and abs(value) < 1e15:
-        return f"{value:,.0f}"
-    return f"{value:,.2f}"
+def _fixed(value, decimals):
+    """Thousands separated; whole only when the number is whole (not when it
+    rounds to one), else ``decimals`` decimals."""
+    value += 0.0  # no -0
+    if np.isclose(value, round(value), rtol=0, atol=1e-9) and abs(value) < 1e15:
+        return f"{round(value):,.0f}"
+    return f"{value:,.{decimals}f}"
+
+
+def _precise(value, decimals=3):
+    """``value`` to ``decimals`` decimals, or to two significant digits when
+    those would show a number other than 0 as 0 (``0.00042``, not
+    ``0.000``)."""
+    if value != 0 and abs(value) < 0.5 * 10.0**-decimals:
+        return f"{value:.2g}"
+    return f"{value:.{decimals}f}"
 
 
 def _consequences(path, label, step):

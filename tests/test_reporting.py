@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_cscf import SequentialCounterfactualExplainer, describe, show
 from sklearn_cscf._frames import COLUMNS
-from sklearn_cscf._reporting import _cost, _value
+from sklearn_cscf._reporting import _cost, _number_pair, _precise, _value
 
 EDUCATION = pd.CategoricalDtype(["HS", "BSc", "MSc"], ordered=True)
 NUMBERS = {"age", "savings", "hours"}
@@ -356,3 +356,29 @@ def test_values_for_people(value, text):
 )
 def test_costs_for_people(value, text):
     assert _cost(value) == text
+
+
+@pytest.mark.parametrize(
+    "old, new, text",
+    [
+        (5.1, 2.9962, ("5.10", "3.00")),  # not "3": it is not 3
+        (5.1, 3.0, ("5.10", "3")),
+        (1200.0, 15000.5, ("1,200", "15,000.50")),
+        (0.251, 0.249, ("0.251", "0.249")),  # not "0.25 -> 0.25"
+        (10.001, 10.004, ("10.001", "10.004")),
+        (43834.52, 0.081, ("43,834.52", "0.08")),
+        (0.25, 0.31, ("0.25", "0.31")),
+    ],
+)
+def test_number_pairs_tell_the_change(old, new, text):
+    assert _number_pair(old, new) == text
+
+
+@pytest.mark.parametrize(
+    "value, text", [(0.25, "0.250"), (0.0, "0.000"), (0.00042, "0.00042")]
+)
+def test_gower_distance_of_a_real_change_is_not_zero(value, text):
+    assert _precise(value) == text
+    frame, _ = _frames()
+    frame["gower_distance"] = value
+    assert f"Gower distance {text}" in describe(frame, instance=7)
