@@ -309,6 +309,10 @@ class Block:
         )
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])
+        # the class after the last step, from the same answers
+        decision = np.full(taken.shape, -1, dtype=np.intp)
+        decision[taken] = answers.decision
+        reached = decision[np.arange(owner.shape[0]), paths.lengths]
         for m, rows in _groups(members, counts):
             results[m] = InstanceResult(
                 x0=self.x0[m],
@@ -321,6 +325,7 @@ class Block:
                 step_cost=paths.step_cost[rows],
                 states=paths.states[rows],
                 step_score=score[rows, 1:],
+                reached=reached[rows],
                 objectives={
                     name: F[rows, columns].squeeze(axis=1)
                     if columns.stop - columns.start == 1

@@ -443,6 +443,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             ("plausibility",) if self.plausibility is not False else (),
             self.max_plans,
             self.all_orders,
+            self.classes_,
         )
         schedule = Schedule(
             batch_size=self.batch_size,

@@ -91,6 +91,7 @@ COLUMNS = {
     "gower_distance": float,
     "length": "Int64",
     "target_class": None,  # dtype of the classes
+    "reached_class": None,  # the model's class after the last step; classes' dtype
     "status": TEXT,
     "message": TEXT,  # what failed, for status "error"
 }
@@ -112,14 +113,23 @@ def _numeric(schema, j, value):
 
 
 def build_frame(
-    results, index, schema, actions, targets, reported="target_proba", objectives=()
+    results,
+    index,
+    schema,
+    actions,
+    targets,
+    reported="target_proba",
+    objectives=(),
+    classes=None,
 ):
     """One row per step of each solution; one status row per other instance.
 
     ``targets`` names each target code (the class to reach, a set of
     classes, a range); ``reported`` is the column of the score after each
     step (``"target_proba"`` or ``"prediction"``); ``objectives`` are extra
-    objectives reported as columns of their own (e.g. plausibility).
+    objectives reported as columns of their own (e.g. plausibility);
+    ``classes`` are the model's classes, of which ``reached_class`` names
+    the one after the last step (missing for a regressor).
     """
     records = []
     for label, result in zip(index, results):
@@ -141,6 +151,9 @@ def build_frame(
         plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
+            reached = None
+            if classes is not None and result.reached is not None:
+                reached = classes[result.reached[s]] if result.reached[s] >= 0 else None
             for t in range(length):
                 action = actions[result.order[s, t]]
                 j = action.feature
@@ -167,6 +180,7 @@ def build_frame(
                         "gower_distance": gower[s],
                         "length": length,
                         "target_class": target_label,
+                        "reached_class": reached,
                         "status": STATUS_OK,
                     }
                 )
@@ -182,6 +196,10 @@ def build_frame(
     )
     frame["target_class"] = pd.array(
         frame["target_class"].tolist(), dtype=_label_dtype(targets)
+    )
+    frame["reached_class"] = pd.array(
+        frame["reached_class"].tolist(),
+        dtype=TEXT if classes is None else _label_dtype(classes),
     )
     return frame
 

@@ -22,7 +22,7 @@ __all__ = ["describe", "read_explanations", "show", "write_explanations"]
 
 # the columns of explain's frame that the text needs: not the typed numbers
 # (the values as text stand in) nor the target class (target_name does)
-_OPTIONAL = ("old_number", "new_number", "target_class")
+_OPTIONAL = ("old_number", "new_number", "target_class", "reached_class")
 _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
 _STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help

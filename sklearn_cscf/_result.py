@@ -48,6 +48,9 @@ class InstanceResult:
     step_cost: np.ndarray | None = None  # (n_solutions, N) b * g
     states: np.ndarray | None = None  # (n_solutions, N + 1, d), step 0 = x0
     step_score: np.ndarray | None = None  # (n_solutions, N) target score after
+    # (n_solutions,) the class (index) the model gives the state after the
+    # last step, from the answers the scores came from; 0 for a regressor
+    reached: np.ndarray | None = None
     objectives: dict = field(default_factory=dict)  # name -> (n_solutions, ...)
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     message: str | None = None  # what failed (status "error"), or a remark
@@ -80,8 +83,22 @@ class InstanceResult:
             step_cost=self.step_cost[rows],
             states=self.states[rows],
             step_score=self.step_score[rows],
+            reached=None if self.reached is None else self.reached[rows],
             objectives={name: values[rows] for name, values in self.objectives.items()},
         )
+
+
+# the arrays of a result with one entry (row) per sequence, besides objectives
+SEQUENCE_ARRAYS = (
+    "order",
+    "lengths",
+    "effort",
+    "discount",
+    "step_cost",
+    "states",
+    "step_score",
+    "reached",
+)
 
 
 def plan_ids(order, lengths):

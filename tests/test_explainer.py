@@ -1075,6 +1075,37 @@ def test_no_target_on_multiclass_means_any_other_class(
     assert targets.tolist() == [f"not {c}" for c in model.predict(rows)]
 
 
+def test_multiclass_plans_say_which_class_they_reach(
+    tmp_path, credit_data, credit_pipeline, credit_actions
+):
+    from sklearn_cscf import read_explanations, replay, write_explanations
+
+    X, _ = credit_data
+    y = np.select([X["income"] < 50, X["income"] < 100], ["low", "mid"], "high")
+    model = credit_pipeline.fit(X, y)
+    explainer = credit_explainer(model, credit_actions).fit(X)
+    rows = X[model.predict(X) == "low"].iloc[:3]
+    frame, states = explainer.explain(rows, return_states=True)
+    ok = frame[frame["status"] == "ok"]
+    assert len(ok)
+    # the class of the last state, one per sequence, as the model says
+    finals = final_states(frame, states, FEATURES)
+    reached = ok.groupby(["instance", "solution"])["reached_class"].agg(
+        ["first", "nunique"]
+    )
+    assert (reached["nunique"] == 1).all()
+    assert reached["first"].tolist() == model.predict(finals).tolist()
+    assert set(reached["first"]) <= {"mid", "high"}
+    assert frame["reached_class"].dtype == frame["target_class"].dtype
+    assert frame.loc[frame["status"] != "ok", "reached_class"].isna().all()
+    # files give it back, and replay takes the frame as it is
+    for name in ("plans.csv", "plans.parquet"):
+        write_explanations(frame, tmp_path / name)
+        pd.testing.assert_frame_equal(read_explanations(tmp_path / name), frame)
+    replayed = replay(explainer, rows, frame, states)
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+
+
 def test_invalid_target_class_is_named(credit_data, credit_model, credit_actions):
     X, _ = credit_data
     explainer = credit_explainer(credit_model, credit_actions, target_class="excellent")
