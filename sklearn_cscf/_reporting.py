@@ -98,7 +98,9 @@ def describe(
         The probability of the target class of each instance before any step
         (``model.predict_proba(X)[:, 1]`` for a binary model): a dict or Series
         keyed by instance label, an array in the order of the rows of ``X``
-        (needs ``X``), or a number when one instance is described.
+        (needs ``X``), or a number when one instance is described. For a
+        regressor, its prediction now (``model.predict(X)``); each step then
+        shows the prediction after it (the frame's ``prediction``).
     target_name : str, default=None
         The name of the target class in ``P(target_name)``; default: the
         frame's ``target_class``.
@@ -232,8 +234,15 @@ def _describe_instance(
             subsequent_indent="    ",
             break_on_hyphens=False,
         )
-    head = [] if proba is None else [f"P({target_name}) now {proba:.2f}"]
     ok = rows[rows["status"] == STATUS_OK]
+    # a regressor's frame has its prediction after each step, no probability
+    regressor = "prediction" in rows and bool(rows["prediction"].notna().any())
+    if proba is None:
+        head = []
+    elif regressor:
+        head = [f"prediction now {_value(proba)}, to reach {target_name}"]
+    else:
+        head = [f"P({target_name}) now {proba:.2f}"]
     if ok.empty:
         status = rows["status"].iloc[0]
         detail = _HINTS.get(status)
@@ -275,6 +284,8 @@ def _describe_instance(
             )
             if not pd.isna(step.target_proba):
                 line += f"  P({target_name}) {step.target_proba:.2f}"
+            elif regressor and not pd.isna(step.prediction):
+                line += f"  prediction {_value(step.prediction)}"
             lines.append(line.rstrip())
             if path is not None:
                 changed = _consequences(path, label, step)

@@ -382,3 +382,21 @@ def test_gower_distance_of_a_real_change_is_not_zero(value, text):
     frame, _ = _frames()
     frame["gower_distance"] = value
     assert f"Gower distance {text}" in describe(frame, instance=7)
+
+
+def test_a_regressor_shows_its_prediction_after_every_step():
+    frame, _ = _frames()
+    ok = frame["status"] == "ok"
+    frame["prediction"] = frame["target_proba"] * 100 + 0.5  # 30.5, 80.5, ...
+    frame["target_proba"] = np.nan
+    frame["target_class"] = "[60, 100]"
+    text = describe(frame, instance=7, initial_proba={7: 12.25})
+    lines = text.splitlines()
+    assert lines[1].startswith("  prediction now 12.25, to reach [60, 100]; 3 ")
+    steps = [line for line in lines if line.startswith("      ")]
+    assert [line.split("prediction ")[1] for line in steps] == [
+        "30.50",
+        "80.50",
+        "60.50",
+    ]
+    assert ok.sum() == 5 and "P(" not in text
