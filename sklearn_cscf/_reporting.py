@@ -127,7 +127,7 @@ def describe(
     See Also
     --------
     show : Print this text.
-    sklearn_cscf.plotting.plot_target_probability : The same steps, plotted.
+    sklearn_cscf.plotting.TargetProbabilityDisplay : The same steps, plotted.
 
     Examples
     --------

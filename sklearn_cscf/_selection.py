@@ -141,7 +141,7 @@ def choose_plan(
     See Also
     --------
     summarize_recourse : What the chosen plans of many people have in common.
-    sklearn_cscf.plotting.plot_pareto_front : Mark the chosen sequence with
+    sklearn_cscf.plotting.ParetoFrontDisplay : Mark the chosen sequence with
         ``highlight=``.
 
     Examples
@@ -205,7 +205,7 @@ def summarize_recourse(
     This is the aggregate counterpart of DiCE's feature importance (how often
     each feature changes across counterfactuals) and, on one plan per person,
     of the paper's Fig. 5 (which draws every sequence:
-    :func:`~sklearn_cscf.plotting.plot_action_flow`).
+    :class:`~sklearn_cscf.plotting.ActionFlowDisplay`).
 
     Parameters
     ----------
@@ -254,7 +254,7 @@ def summarize_recourse(
     See Also
     --------
     choose_plan : The choice of one sequence per person.
-    sklearn_cscf.plotting.plot_recourse_summary : This table as a bar chart.
+    sklearn_cscf.plotting.RecourseSummaryDisplay : This table as a bar chart.
 
     Examples
     --------

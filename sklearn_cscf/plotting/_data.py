@@ -116,8 +116,8 @@ def check_proba(rows, where):
     if missing.all():
         raise ValueError(
             f"target_proba is NaN for {where}: the model has no predict_proba, "
-            "so there is no target probability to plot (plot_pareto_front and "
-            "plot_action_flow need none)."
+            "so there is no target probability to plot (ParetoFrontDisplay and "
+            "ActionFlowDisplay need none)."
         )
     if missing.any():
         label = rows["instance"].iloc[int(np.argmax(missing))]

@@ -8,6 +8,7 @@ import pandas as pd
 
 from sklearn_cscf._sklearn_compat import Interval, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
+from sklearn_cscf.plotting._base import Display
 
 _PARAMS = {
     "explanations": "no_validation",  # checked by _data, in its own words
@@ -26,7 +27,7 @@ _KW = {
 }
 
 
-class TargetProbabilityDisplay:
+class TargetProbabilityDisplay(Display):
     """The target probability along one instance's plans, step by step.
 
     One line per plan (its cheapest order, or every order), the cheapest
@@ -73,7 +74,6 @@ class TargetProbabilityDisplay:
 
     See Also
     --------
-    plot_target_probability : The same figure, returning the axes.
     ParetoFrontDisplay : The sequences by cost and Gower distance.
 
     Examples
@@ -234,7 +234,7 @@ class TargetProbabilityDisplay:
         display : TargetProbabilityDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = _style.new_axes(ax, (8, 4.5))
+        ax = self._axes(ax, (8, 4.5))
         p0 = self.initial_proba
         first = 0 if p0 is not None else 1
         n = len(self.lines)
@@ -305,109 +305,4 @@ class TargetProbabilityDisplay:
         ax.set_ylabel(f"{self.proba_name} after the step")
         style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
         self.legend_ = ax.legend(**_style.merged(style, legend_kw))
-        if self.title:
-            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_target_probability(
-    explanations,
-    instance=None,
-    *,
-    initial_proba=None,
-    max_solutions=5,
-    all_orders=False,
-    threshold=0.5,
-    dodge=0.08,
-    ax=None,
-    subject="Instance",
-    target_name=None,
-):
-    """Plot the target probability along an instance's cheapest plans.
-
-    A step chart of one instance: one line per plan (its cheapest order, or
-    every order with ``all_orders=True``), the cheapest first, from step 0
-    (the instance itself, when ``initial_proba`` is given) through each of
-    its steps, each point labelled with the step's action. The legend names
-    each plan by its number (``#k`` is ``plan`` ``k - 1`` of the frame) and
-    its cost. A dashed line marks the decision threshold. Each plan has its
-    own marker and is shifted sideways a little (``dodge``), so that plans
-    taking the same step stay visible; the labels are placed (at every draw)
-    so that none overlaps another.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, full
-        or compacted.
-    instance : object, default=None
-        The ``instance`` label to plot; may be omitted when the frame holds a
-        single instance.
-    initial_proba : float, Series or dict, default=None
-        The model's probability of the target class for the instance itself
-        (``predict_proba``), or a mapping from instance labels to it; if
-        given, every line starts from it at step 0 ("now").
-    max_solutions : int, default=5
-        Draw at most this many lines, the cheapest first.
-    all_orders : bool, default=False
-        Draw every order of a plan (dashed, with hollow markers, in the
-        plan's colour), not only its cheapest.
-    threshold : float or None, default=0.5
-        A dashed line at this probability (the decision threshold of a binary
-        model); None hides it.
-    dodge : float, default=0.08
-        Sideways shift between the plans' points, in steps; 0 draws every
-        point at its whole step.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-    subject : str, default="Instance"
-        The word naming the instance in the title (``"Person"``,
-        ``"Applicant"``).
-    target_name : str, default=None
-        The name of the target class, for the axis (``"P(>50K)"``); by
-        default the frame's ``target_class``.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    TargetProbabilityDisplay : The same figure as a display, with its artists
-        and ``*_kw`` style options.
-    plot_pareto_front : The sequences by cost and Gower distance.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_target_probability
-    >>> frame = pd.DataFrame({
-    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
-    ...     "action": ["study", "save", "move"], "target_proba": [0.3, 0.6, 0.55],
-    ...     "sequence_cost": [2.0, 2.0, 3.0], "status": ["ok"] * 3,
-    ... })
-    >>> ax = plot_target_probability(frame, initial_proba=0.1, dodge=0)
-    >>> [line.get_ydata().tolist() for line in ax.get_lines()[:2]]
-    [[0.1, 0.3, 0.6], [0.1, 0.55]]
-    >>> [t.get_text() for t in ax.get_legend().get_texts()]
-    ['#1 cost 2.00', '#2 cost 3.00', 'decision threshold 0.5']
-    """
-    display = TargetProbabilityDisplay.from_explanations(
-        explanations,
-        instance,
-        initial_proba=initial_proba,
-        max_solutions=max_solutions,
-        all_orders=all_orders,
-        threshold=threshold,
-        dodge=dodge,
-        subject=subject,
-        target_name=target_name,
-        ax=ax,
-    )
-    return display.ax_
+        return self._finish(ax, self.title)
