@@ -1,12 +1,22 @@
-"""Result objects -> the tidy output frames (formatting only)."""
+"""The output frame's contract, in one place: its columns, how result
+objects become the tidy frames, and how every reader (the text, the choice of
+a plan, the metrics, the plots) checks the frame and reads its sequences,
+instances, plans and the values of ``initial_proba``."""
 
+import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import frame_library
-from sklearn_cscf._result import Diagnostics, plan_ids
+from sklearn_cscf._result import (
+    Diagnostics,
+    jaccard_distance,
+    number_plans,
+    plan_ids,
+)
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
@@ -248,3 +258,147 @@ def build_details(results, index):
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
     return frame.astype({"status": TEXT, "message": "string"})
+
+
+# ---------------------------------------------------------------------- #
+# Reading the frame (the text, the choice, the metrics and the plots)
+# ---------------------------------------------------------------------- #
+def check_steps(ok, returned_by=EXPLAIN):
+    """Every sequence of the ``ok`` rows whole: a solution and a step on
+    each row, steps 1..length, each once."""
+    keys = [c for c in ("solution", "step", "action") if c in ok.columns]
+    holes = ok[keys].isna().any(axis=1).to_numpy()
+    if holes.any():
+        label = ok["instance"].iloc[int(np.argmax(holes))]
+        raise ValueError(
+            f"a row of instance {label!r} has status 'ok' but no "
+            f"{', '.join(keys[:-1])} or {keys[-1]}; pass the DataFrame returned "
+            f"by {returned_by}."
+        )
+    grouped = ok.groupby(["instance", "solution"], sort=False)
+    stats = grouped["step"].agg(["min", "max", "count", "nunique"])
+    broken = (
+        (stats["min"] != 1)
+        | (stats["max"] != stats["count"])
+        | (stats["nunique"] != stats["count"])
+    )
+    if "length" in ok.columns:  # a missing last step shows only here
+        broken |= (grouped["length"].first() != stats["count"]).fillna(False)
+    if broken.any():
+        label, solution = stats.index[broken.to_numpy()][0]
+        rows = ok[(ok["instance"] == label) & (ok["solution"] == solution)]
+        raise ValueError(
+            f"solution {solution} of instance {label!r} has the steps "
+            f"{sorted(rows['step'].tolist())}; each sequence needs its rows "
+            "for steps 1, 2, ..., length (do not drop step rows)."
+        )
+    return stats
+
+
+def sequences(ok):
+    """One row per sequence of the (checked) ``ok`` rows: ``instance``,
+    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
+    and ``cost``; by instance (in the frame's order), then cost."""
+    ordered = ok.sort_values("step", kind="stable")
+    table = (
+        ordered.groupby(["instance", "solution"], sort=False)["action"]
+        .agg(lambda names: tuple(str(name) for name in names))
+        .rename("actions")
+        .reset_index()
+    )
+    table["length"] = table["actions"].map(len)
+    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
+    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+    if "sequence_cost" in ok.columns:
+        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
+    else:  # solutions are numbered by ascending cost
+        table["cost"] = table["solution"].to_numpy(dtype=float)
+    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
+    table["_rank"] = table["instance"].map(rank)
+    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
+    table = table.drop(columns="_rank").reset_index(drop=True)
+    if "plan" in ok.columns and not ok["plan"].isna().any():
+        table["plan"] = (
+            firsts["plan"]
+            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
+            .to_numpy(dtype=int)
+        )
+    else:  # the frame's rule: the same set of actions, numbered by cost
+        table["plan"] = [
+            plan
+            for _, group in table.groupby("instance", sort=False)
+            for plan in number_plans(group["actions"])
+        ]
+    return table
+
+
+def mean_jaccard_distance(action_sets):
+    """The mean Jaccard distance between every two of ``action_sets`` (0
+    for fewer than two)."""
+    sets = list(action_sets)
+    if len(sets) < 2:
+        return 0.0
+    return float(
+        np.mean(
+            [jaccard_distance(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
+        )
+    )
+
+
+def initial_values(
+    values, labels, *, order, X=None, low=-np.inf, high=np.inf, complete=True
+):
+    """``{label: number}`` for the instances ``labels`` from ``initial_proba``.
+
+    One rule for every reader: a number (when one instance is read); a dict
+    or Series keyed by instance label; or an array-like with one number per
+    row of ``X`` (when given) or else per instance of the frame, in the
+    frame's order (``order``: explain lists the rows of ``X`` in order).
+    ``complete``: every label needs a number (else those without one are
+    left out). Each number lies in ``[low, high]``.
+    """
+    if values is None:
+        return {}
+    if isinstance(values, pd.Series | Mapping):
+        keyed = values
+    elif isinstance(values, numbers.Real) or np.ndim(values) == 0:
+        if len(labels) != 1:
+            raise ValueError(
+                f"initial_proba is a single number for {len(labels)} instances; "
+                "pass one per instance (a dict or Series keyed by label)."
+            )
+        keyed = {labels[0]: values}
+    else:
+        array = np.asarray(values)
+        if array.ndim != 1:
+            raise ValueError(
+                "initial_proba must hold one number per row, e.g. "
+                f"model.predict_proba(X)[:, 1]; got shape {array.shape}."
+            )
+        rows = list(X.index) if X is not None else list(order)
+        if len(array) != len(rows):
+            where = "rows of X" if X is not None else "instances of the frame"
+            raise ValueError(
+                f"an array of initial_proba follows the {len(rows)} {where}, "
+                f"got {len(array)} numbers; pass one per row, or a Series "
+                "indexed by instance label."
+            )
+        keyed = dict(zip(rows, array.tolist()))
+    found = {}
+    for label in labels:
+        if label not in keyed.keys():
+            if complete:
+                raise ValueError(
+                    f"initial_proba has no probability for instance {label!r}; "
+                    "index it by the instance labels, e.g. pd.Series("
+                    "model.predict_proba(X)[:, 1], index=X.index)."
+                )
+            continue
+        value = keyed[label]
+        name = f"initial_proba[{label!r}]" if len(labels) > 1 else "initial_proba"
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number, got {value!r}.")
+        if not low <= value <= high or np.isnan(value):
+            raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
+        found[label] = float(value)
+    return found

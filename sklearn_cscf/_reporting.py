@@ -2,14 +2,13 @@
 
 import os
 import textwrap
-from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
-from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame
+from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame, initial_values
 from sklearn_cscf._saving import read_frame, write_frame
 from sklearn_cscf._sklearn_compat import HasMethods, validate_params
 from sklearn_cscf._status import (
@@ -98,7 +97,8 @@ def describe(
         The probability of the target class of each instance before any step
         (``model.predict_proba(X)[:, 1]`` for a binary model): a dict or Series
         keyed by instance label, an array in the order of the rows of ``X``
-        (needs ``X``), or a number when one instance is described. For a
+        (or, without ``X``, of the frame's instances: explain keeps the order
+        of ``X``), or a number when one instance is described. For a
         regressor, its prediction now (``model.predict(X)``); each step then
         shows the prediction after it (the frame's ``prediction``).
     target_name : str, default=None
@@ -175,7 +175,13 @@ def describe(
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
-    probas = _initial_probas(initial_proba, X, labels)
+    probas = initial_values(
+        initial_proba,
+        labels,
+        order=pd.unique(frame["instance"]).tolist(),
+        X=X,
+        complete=False,
+    )
     path = None if states is None else _state_lookup(states, labels)
     blocks = []
     for label in labels:
@@ -496,39 +502,6 @@ def _profiles(X, labels):
             f"{name}={_value(value)}" for name, value in row.items()
         )
     return profiles
-
-
-def _initial_probas(initial_proba, X, labels):
-    """``{label: probability}`` from any of the accepted forms."""
-    if initial_proba is None:
-        return {}
-    if isinstance(initial_proba, Mapping | pd.Series):
-        found = {
-            label: float(initial_proba[label])
-            for label in labels
-            if label in initial_proba.keys()
-        }
-        return found
-    values = np.asarray(initial_proba, dtype=float)
-    if values.ndim == 0:
-        if len(labels) != 1:
-            raise ValueError(
-                f"initial_proba is a single number for {len(labels)} instances; "
-                "pass one per instance (a dict or Series keyed by label)."
-            )
-        return {labels[0]: float(values)}
-    if values.ndim != 1:
-        raise ValueError(
-            "initial_proba must hold one probability per row, e.g. "
-            f"model.predict_proba(X)[:, 1]; got shape {values.shape}."
-        )
-    if X is None or len(values) != len(X):
-        raise ValueError(
-            "an array of initial_proba follows the rows of X: pass X with "
-            f"{len(values)} rows, or a Series indexed by instance label."
-        )
-    by_label = dict(zip(X.index, values))
-    return {label: float(by_label[label]) for label in labels if label in by_label}
 
 
 def _state_lookup(states, labels):

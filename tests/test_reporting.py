@@ -319,10 +319,12 @@ def test_errors_for_bad_selections_and_companions():
         describe(frame, X=_x().head(3))
     with pytest.raises(TypeError, match="X must be the DataFrame"):
         describe(frame, X=_x().to_numpy())
-    with pytest.raises(ValueError, match="one probability per row"):
+    with pytest.raises(ValueError, match="one number per row"):
         describe(frame, X=_x(), initial_proba=np.full((4, 2), 0.5))
-    with pytest.raises(ValueError, match="follows the rows of X"):
-        describe(frame, initial_proba=[0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="follows the 4 instances of the frame"):
+        describe(frame, initial_proba=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="follows the 4 rows of X"):
+        describe(frame, X=_x(), initial_proba=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="single number for 4 instances"):
         describe(frame, initial_proba=0.5)
     for bad in (-1, 1.5, "3", True):
@@ -400,3 +402,20 @@ def test_a_regressor_shows_its_prediction_after_every_step():
         "60.50",
     ]
     assert ok.sum() == 5 and "P(" not in text
+
+
+def test_an_array_of_initial_probabilities_reads_alike_everywhere():
+    """One rule for describe and the plots: an array follows the rows of X,
+    or without X the frame's instances in order (explain keeps X's order)."""
+    from sklearn_cscf.plotting import TargetProbabilityDisplay
+
+    frame, _ = _frames()
+    in_order = [0.1, 0.2, 0.7, 0.05]  # instances 7, 3, 5, 9 as in the frame
+    expected = describe(frame, initial_proba=PROBA)
+    assert describe(frame, initial_proba=in_order) == expected
+    assert describe(frame, X=_x(), initial_proba=in_order).count("now 0.10") == 1
+    display = TargetProbabilityDisplay.from_explanations(
+        frame, 7, initial_proba=np.array(in_order)
+    )
+    assert display.initial_proba == 0.1
+    assert display.lines_[0].get_ydata()[0] == 0.1

@@ -16,7 +16,7 @@ _PARAMS = {
     "measure": [StrOptions({"level", "change"})],
     "statistic": [StrOptions(set(_STATISTICS))],
     "solutions": [StrOptions({"all", "cheapest"})],
-    "initial_proba": [pd.Series, Mapping, Real, None],
+    "initial_proba": [pd.Series, Mapping, Real, "array-like", None],
     "n_boot": [Interval(Integral, 1, None, closed="left")],
     "confidence": [Interval(Real, 0, 1, closed="neither")],
     "random_state": [None, Integral, np.random.Generator],
@@ -164,10 +164,11 @@ class ProbabilityByStepDisplay(Display):
         solutions : {"all", "cheapest"}, default="all"
             Every sequence of the frame (the paper's choice), or only the
             cheapest sequence of each instance.
-        initial_proba : Series or dict, default=None
+        initial_proba : Series, dict or array-like, default=None
             The probability of the target class of each instance itself,
             indexed by the ``instance`` labels (``pd.Series(model.
-            predict_proba(X)[:, 1], index=X.index)``); needed by
+            predict_proba(X)[:, 1], index=X.index)``), or an array with one
+            per instance in the frame's order (the rows of ``X``); needed by
             ``measure="change"``.
         n_boot : int, default=1000
             Bootstrap resamples per point.
@@ -202,7 +203,7 @@ class ProbabilityByStepDisplay(Display):
         rng = np.random.default_rng(random_state)
         ok = _data.ok_rows(explanations, {"target_proba"})
         table = _data.select(_data.sequences(ok), solutions)
-        rows = _data.step_values(ok, table, measure, initial_proba)
+        rows = _data.step_values(explanations, ok, table, measure, initial_proba)
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )

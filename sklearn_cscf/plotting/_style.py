@@ -84,8 +84,7 @@ def wrap(text, ax=None, fontsize="medium", width=WRAP, room_left=True):
         fits = int(_room(ax, room_left) / (0.55 * size))
         width = max(16, min(width, fits))
     return "\n".join(
-        textwrap.fill(line, width, break_on_hyphens=False)
-        for line in text.split("\n")
+        textwrap.fill(line, width, break_on_hyphens=False) for line in text.split("\n")
     )
 
 

@@ -13,7 +13,7 @@ from sklearn_cscf.plotting._base import Display
 _PARAMS = {
     "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
-    "initial_proba": [Real, pd.Series, Mapping, None],
+    "initial_proba": [Real, pd.Series, Mapping, "array-like", None],
     "max_solutions": [Interval(Integral, 1, None, closed="left")],
     "all_orders": ["boolean"],
     "threshold": [Interval(Real, None, None, closed="neither"), None],
@@ -147,10 +147,11 @@ class TargetProbabilityDisplay(Display):
         instance : object, default=None
             The ``instance`` label to plot; may be omitted when the frame
             holds a single instance.
-        initial_proba : float, Series or dict, default=None
+        initial_proba : float, Series, dict or array-like, default=None
             The model's probability of the target class for the instance
-            itself, or a mapping from instance labels to it; if given, every
-            line starts from it at step 0 ("now").
+            itself, a mapping from instance labels to it, or an array with
+            one per instance in the frame's order (the rows of ``X``); if
+            given, every line starts from it at step 0 ("now").
         max_solutions : int, default=5
             Draw at most this many lines, the cheapest first.
         all_orders : bool, default=False
@@ -181,7 +182,7 @@ class TargetProbabilityDisplay(Display):
         )
         p0 = None
         if initial_proba is not None:
-            p0 = _data.initial_lookup(initial_proba, [instance])[instance]
+            p0 = _data.initial_lookup(initial_proba, explanations, [instance])[instance]
         sequences = _data.sequences(steps)
         lines = _data.plan_lines(steps, sequences, max_solutions, all_orders)
         shown = _data.shown_text(sequences["plan"].nunique(), lines["rank"].nunique())
