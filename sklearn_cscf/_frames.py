@@ -332,6 +332,80 @@ def sequences(ok):
     return table
 
 
+def free_orders(ok, states=None):
+    """Whether the steps of each sequence may be taken in any order.
+
+    The rule, from what the frame (and ``states``, when given) shows: a
+    sequence of two or more steps has a free order when every step is
+    undiscounted (``discount`` 1: no earlier step eased it through the
+    feature graph), its steps set different features, every other order of
+    its plan listed in the frame costs the same, and, with ``states``, no
+    step changed a feature other than its own (no consequence another step
+    could meet). A cost that reads a feature another step of the plan
+    changes (a cost by age, with another step changing age) is not visible
+    in the frame; with such costs, read a free order as "no order found
+    cheaper".
+
+    Returns
+    -------
+    Series of bool, indexed by ``(instance, solution)``.
+    """
+    keys = ["instance", "solution"]
+    grouped = ok.groupby(keys, sort=False)
+    discounts = ok["discount"].to_numpy(dtype=float) if "discount" in ok else None
+    undiscounted = (
+        pd.Series(
+            np.isclose(discounts, 1.0) if discounts is not None else False,
+            index=ok.index,
+        )
+        .groupby([ok["instance"], ok["solution"]], sort=False)
+        .all()
+    )
+    free = (
+        (grouped["step"].count() >= 2)
+        & undiscounted.reindex(grouped.size().index).to_numpy()
+        & (grouped["feature"].nunique() == grouped["feature"].size())
+    )
+    if "plan" in ok and "sequence_cost" in ok:
+        firsts = grouped[["plan", "sequence_cost"]].first()
+        spread = firsts.groupby(
+            [firsts.index.get_level_values("instance"), firsts["plan"]], sort=False
+        )["sequence_cost"].transform(lambda c: np.ptp(c.to_numpy(dtype=float)))
+        free &= np.isclose(spread.to_numpy(dtype=float), 0.0)
+    if states is not None and free.any():
+        free &= _no_consequences(ok, states).reindex(free.index).fillna(False)
+    return free.astype(bool)
+
+
+def _no_consequences(ok, states):
+    """Per ``(instance, solution)``: whether no step changed a feature other
+    than its own, as the states show."""
+    features = [c for c in states.columns if c not in ("instance", "solution", "step")]
+    table = states.set_index(["instance", "solution", "step"]).sort_index()
+    out = {}
+    for (label, solution), seq in ok.groupby(["instance", "solution"], sort=False):
+        try:
+            path = table.loc[(label, solution)]
+        except KeyError:
+            out[label, solution] = False
+            continue
+        values = path[features].astype(object)
+        own = {str(f) for f in seq["feature"]}
+        changed = set()
+        for before, after in zip(
+            values.iloc[:-1].itertuples(index=False),
+            values.iloc[1:].itertuples(index=False),
+        ):
+            for name, old, new in zip(features, before, after):
+                if not (pd.isna(old) and pd.isna(new)) and (
+                    pd.isna(old) or pd.isna(new) or old != new
+                ):
+                    changed.add(str(name))
+        out[label, solution] = changed <= own
+    index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])
+    return pd.Series(list(out.values()), index=index, dtype=bool)
+
+
 def mean_jaccard_distance(action_sets):
     """The mean Jaccard distance between every two of ``action_sets`` (0
     for fewer than two)."""

@@ -8,7 +8,13 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
-from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame, initial_values
+from sklearn_cscf._frames import (
+    COLUMNS,
+    EXPLAIN,
+    check_frame,
+    free_orders,
+    initial_values,
+)
 from sklearn_cscf._saving import read_frame, write_frame
 from sklearn_cscf._sklearn_compat import HasMethods, validate_params
 from sklearn_cscf._status import (
@@ -199,6 +205,7 @@ def describe(
                 max_plans=max_plans,
                 noun=noun,
                 path=path,
+                states=states,
             )
         )
     return "\n\n".join(blocks)
@@ -229,7 +236,7 @@ def show(explanations, states=None, **options):
 # One instance
 # ---------------------------------------------------------------------- #
 def _describe_instance(
-    label, rows, *, profile, proba, target_name, max_plans, noun, path
+    label, rows, *, profile, proba, target_name, max_plans, noun, path, states
 ):
     if profile is None:
         lines = [f"{noun} {label}"]
@@ -278,13 +285,16 @@ def _describe_instance(
     widths = [
         max((len(row[k]) for seq in cells for row in seq), default=0) for k in range(5)
     ]
+    free = free_orders(ok, states)
     for (plan, orders), seq, seq_cells in zip(shown, cheapest, cells):
-        lines.append(_plan_header(plan, seq, orders))
+        anyhow = bool(free.get((label, seq["solution"].iloc[0]), False))
+        lines.append(_plan_header(plan, seq, orders, anyhow))
         for step, (action, feature, old, new, priced) in zip(
             seq.itertuples(), seq_cells
         ):
             line = (
-                f"      {int(step.step)}. {action:<{widths[0]}}  "
+                f"      {'-' if anyhow else f'{int(step.step)}.':<2} "
+                f"{action:<{widths[0]}}  "
                 f"{feature:<{widths[1]}}  {old:>{widths[2]}} -> "
                 f"{new:<{widths[3]}}  {priced:<{widths[4]}}"
             )
@@ -320,7 +330,7 @@ def _plans(label, ok):
     return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
 
 
-def _plan_header(plan, seq, orders):
+def _plan_header(plan, seq, orders, anyhow=False):
     first = seq.iloc[0]
     cost = float(first["sequence_cost"])
     effort = float(first["sequence_effort"])
@@ -328,7 +338,7 @@ def _plan_header(plan, seq, orders):
     if not np.isclose(cost, effort):
         text += f" (effort {_cost(effort)})"
     text += (
-        f", {int(first['length'])} step(s), "
+        f", {int(first['length'])} step(s)" + (" in any order" if anyhow else "") + ", "
         f"Gower distance {_precise(float(first['gower_distance']))}"
     )
     others = [order_cost for order_cost, _ in orders[1:]]

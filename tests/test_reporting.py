@@ -419,3 +419,95 @@ def test_an_array_of_initial_probabilities_reads_alike_everywhere():
     )
     assert display.initial_proba == 0.1
     assert display.lines_[0].get_ydata()[0] == 0.1
+
+
+def _two_free_steps(discount=1.0, other_cost=None):
+    """Applicant 7 with one plan of two undiscounted steps on two features
+    (and, with ``other_cost``, its other order at that cost)."""
+    rows = _sequence(
+        [
+            _step(0, 0, 1, "change_hours", "hours", 40, 50, 1.0, 1.0, 0.3),
+            _step(0, 0, 2, "save_money", "savings", 1200, 5000, 2.0, discount, 0.8),
+        ],
+        gower=0.1,
+    )
+    if other_cost is not None:
+        rows += _sequence(
+            [
+                _step(1, 0, 1, "save_money", "savings", 1200, 5000, 2.0, 1.0, 0.4),
+                _step(
+                    1, 0, 2, "change_hours", "hours", 40, 50, other_cost - 2, 1.0, 0.8
+                ),
+            ],
+            gower=0.1,
+        )
+    frame = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
+    return frame.astype(
+        {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
+    )
+
+
+def test_a_plan_whose_order_does_not_matter_says_so():
+    text = describe(_two_free_steps(), target_name="approved")
+    lines = text.splitlines()
+    assert "2 step(s) in any order" in lines[1 + 1]
+    # no numbers that would read as a recommended order
+    assert lines[3].startswith("      -  change_hours")
+    assert lines[4].startswith("      -  save_money")
+    # the same when its other order is listed at the same cost
+    assert "in any order" in describe(_two_free_steps(other_cost=3.0))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _two_free_steps(discount=0.5),  # the graph eased the second step
+        _two_free_steps(other_cost=4.0),  # the other order costs more
+    ],
+)
+def test_a_plan_whose_order_matters_is_numbered(frame):
+    text = describe(frame, instance=7)
+    assert "in any order" not in text
+    assert "      1. change_hours" in text
+
+
+def test_a_consequence_in_the_states_makes_the_order_matter():
+    frame = _two_free_steps()
+    x7 = {"age": 20, "education": "HS", "savings": 1200.0, "hours": 40}
+    path = [
+        (0, x7),
+        (1, {**x7, "hours": 50}),
+        (2, {**x7, "hours": 50, "savings": 5000.0}),
+    ]
+    states = pd.DataFrame(
+        [{"instance": 7, "solution": 0, "step": t, **x} for t, x in path]
+    ).astype({"solution": "Int64", "step": "Int64", "education": EDUCATION})
+    assert "in any order" in describe(frame, states)
+    aged = states.copy()
+    aged.loc[aged["step"] == 2, "age"] = 21  # saving made the applicant older
+    assert "in any order" not in describe(frame, aged)
+
+
+def test_without_a_graph_the_worked_example_takes_its_steps_in_any_order(
+    worked_model, worked_X, worked_actions, worked_graph
+):
+    person = worked_X.iloc[[0]]
+    texts = {}
+    for graph in (None, worked_graph):
+        explainer = SequentialCounterfactualExplainer(
+            worked_model,
+            actions=worked_actions,
+            feature_graph=graph,
+            population_size=40,
+            n_generations=10,
+            random_state=0,
+        ).fit(worked_X)
+        explanations, states = explainer.explain(person, return_states=True)
+        texts[graph is None] = describe(explanations, states, max_plans=None)
+    # constant costs, no consequences: every multi-step plan is order-free
+    free = [line for line in texts[True].splitlines() if "step(s)" in line]
+    assert any("3 step(s)" in line for line in free)
+    assert all(("in any order" in line) == ("1 step(s)" not in line) for line in free)
+    # the graph's discount makes the order of the three steps matter
+    assert "3 step(s) in any order" not in texts[False]
+    assert "      1. a2_education" in texts[False]
