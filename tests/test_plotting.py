@@ -1151,3 +1151,194 @@ def test_the_plot_functions_are_deprecated_aliases_of_the_displays(
     assert drawn.get_title() == reference.get_title()
     assert len(drawn.get_children()) == len(reference.get_children())
     plt.close("all")
+
+
+# ---------------------------------------------------------------------- #
+# Plots that hold: the user guide's 1 x 3 layout, many plans and actions
+# ---------------------------------------------------------------------- #
+MANY_ACTIONS = [
+    "decrease_mean texture",
+    "decrease_worst area",
+    "decrease_mean radius",
+    "decrease_worst concave points",
+    "decrease_mean smoothness",
+    "decrease_worst perimeter",
+    "decrease_area error",
+    "decrease_worst symmetry",
+]
+
+
+def many_plans(n_people=6, n_plans=5, length=7, seed=0):
+    """Person 0 with 5 plans of 7 steps; 5 others with 5 plans of 1 to 7
+    steps; 8 actions with long names."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for person in range(n_people):
+        for plan in range(n_plans):
+            k = length if person == 0 else int(rng.integers(1, length + 1))
+            actions = rng.permutation(MANY_ACTIONS)[:k]
+            proba = np.sort(rng.uniform(0, 1, k))
+            proba[-1] = max(proba[-1], 0.55)
+            if plan == 0:  # flat, then up at the last step
+                proba[:-1] = np.round(proba[:-1] * 0.05, 2)
+            cost = 1.0 + plan + rng.uniform(0, 0.5)
+            for t, action in enumerate(actions, start=1):
+                rows.append(
+                    {
+                        "instance": person,
+                        "plan": plan,
+                        "solution": plan,
+                        "step": t,
+                        "action": action,
+                        "feature": action.split("_", 1)[1],
+                        "effort": cost / k,
+                        "cost": cost / k,
+                        "target_proba": proba[t - 1],
+                        "sequence_cost": cost,
+                        "gower_distance": 0.05 * (5 - plan) + rng.uniform(0, 0.02),
+                        "length": k,
+                        "status": "ok",
+                        "target_class": "benign",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def drawn_texts(fig):
+    """Every visible, non-empty text of the figure's axes and legends, with
+    its box; tick labels only where their tick is in view."""
+    renderer = fig.canvas.get_renderer()
+    texts = []
+    for ax in fig.axes:
+        boxes = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        for axis, (low, high) in (
+            (ax.xaxis, sorted(ax.get_xlim())),
+            (ax.yaxis, sorted(ax.get_ylim())),
+        ):
+            for tick in axis.get_major_ticks():
+                if low <= tick.get_loc() <= high:
+                    boxes.append(tick.label1)
+        legend = ax.get_legend()
+        if legend is not None:
+            boxes += [legend.get_title(), *legend.get_texts()]
+        for text in boxes:
+            if text.get_visible() and text.get_text().strip():
+                texts.append((text, text.get_window_extent(renderer)))
+    return texts
+
+
+def assert_texts_hold(fig):
+    fig.canvas.draw()
+    page = fig.bbox
+    texts = drawn_texts(fig)
+    assert len(texts) > 40
+    for text, box in texts:
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, text
+        assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, text
+    for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
+        overlap_x = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+        overlap_y = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+        assert overlap_x <= 1 or overlap_y <= 1, (a, b)
+
+
+@pytest.mark.parametrize("person", [0, 1])
+def test_the_guides_layout_holds_with_many_plans_and_actions(person):
+    frame = many_plans()
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    TargetProbabilityDisplay.from_explanations(
+        frame, person, initial_proba=0.02, ax=axes[0]
+    )
+    ProbabilityByStepDisplay.from_explanations(frame, n_boot=50, ax=axes[1])
+    ActionFlowDisplay.from_explanations(frame, ax=axes[2])
+    assert_texts_hold(fig)
+    # the titles keep their lines (shortened, not wrapped)
+    assert [ax.get_title().count("\n") for ax in axes] == [0, 1, 1]
+    plt.close(fig)
+
+
+def test_the_guides_layout_holds_for_one_person(priced):
+    frame = many_plans()
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    ParetoFrontDisplay.from_explanations(frame, 0, ax=axes[0])
+    TargetProbabilityDisplay.from_explanations(frame, 0, ax=axes[1])
+    RecourseSummaryDisplay.from_explanations(frame, ax=axes[2])
+    assert_texts_hold(fig)
+    plt.close(fig)
+
+
+def test_a_crowded_step_chart_labels_its_points_with_letters():
+    frame = many_plans()
+    _, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    display = TargetProbabilityDisplay.from_explanations(frame, 0, ax=axes[0])
+    keys = {t.get_text() for t in display.texts_}
+    assert keys <= set("ABCDEFGH") and len(keys) == 8
+    legend = legend_texts(display.ax_)
+    assert "A  " + display.lines["actions"].iloc[0][0] in legend
+    # alone in a large figure, or asked to, the points carry the names
+    wide_display = TargetProbabilityDisplay.from_explanations(
+        frame, 0, ax=plt.subplots(figsize=(30, 14))[1]
+    )
+    assert {t.get_text() for t in wide_display.texts_} == set(MANY_ACTIONS)
+    named = TargetProbabilityDisplay.from_explanations(frame, 0, step_labels="names")
+    assert {t.get_text() for t in named.texts_} == set(MANY_ACTIONS)
+    plt.close("all")
+
+
+def test_sequence_lengths_have_clearly_different_colours():
+    from matplotlib.colors import rgb_to_hsv, to_rgb
+
+    from sklearn_cscf.plotting import _style
+
+    # hue families: no two lengths share one (two greens, say)
+    bounds = [(345, 35), (35, 70), (70, 170), (170, 200), (200, 255), (255, 300)]
+    bounds += [(300, 345)]
+
+    def family(color):
+        hue = rgb_to_hsv(to_rgb(color))[0] * 360
+        return next(
+            k
+            for k, (low, high) in enumerate(bounds)
+            if (low <= hue < high) or (low > high and (hue >= low or hue < high))
+        )
+
+    colours = [_style.length_color(n) for n in range(1, 7)]
+    assert len({family(c) for c in colours}) == len(colours)
+
+
+def crossing_leaders(display):
+    """The labels whose leader line crosses another plan's line."""
+    display.figure_.canvas.draw()
+
+    def side(a, b, c):
+        return (c[0] - a[0]) * (b[1] - a[1]) - (c[1] - a[1]) * (b[0] - a[0])
+
+    crossing = []
+    for label in display.texts_:
+        arrow = label.arrow_patch
+        if arrow is None or not arrow.get_visible():
+            continue
+        a, b = arrow.get_path().vertices[[0, -1]]
+        for line in display.lines_:
+            if line is label.line:
+                continue
+            xy = line.get_transform().transform(line.get_xydata())
+            if any(
+                side(p, q, a) * side(p, q, b) < 0 and side(a, b, p) * side(a, b, q) < 0
+                for p, q in zip(xy[:-1], xy[1:])
+            ):
+                crossing.append(label.get_text())
+                break
+    return crossing
+
+
+@pytest.mark.parametrize("size", [(8, 4.5), (6, 4)])
+def test_leader_lines_keep_off_other_plans_lines(crowded, size):
+    _, ax = plt.subplots(figsize=size, layout="constrained")
+    display = TargetProbabilityDisplay.from_explanations(
+        crowded, initial_proba=0.2, max_solutions=10, step_labels="names", ax=ax
+    )
+    leaders = [t for t in display.texts_ if t.arrow_patch.get_visible()]
+    # the ten plans start together: a few leaders in that knot cannot help
+    # crossing a neighbour; the others go round
+    assert len(crossing_leaders(display)) <= len(leaders) // 3
+    plt.close("all")

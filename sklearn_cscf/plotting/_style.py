@@ -10,9 +10,10 @@ CHOSEN_COLOR = "#d62728"
 CHOSEN_SIZE = 15.0  # diameter of the ring round the chosen sequence, in points
 # the legend sits outside the axes, so that it never covers a line or a label
 LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
-# one colour per sequence length, the same in every panel and figure (viridis
-# at fixed places: 1 step dark, longer lighter; beyond 6 steps the last)
-LENGTH_COLORS = ("#440154", "#31688e", "#26a269", "#8fd744", "#c9a400", "#e66100")
+# one colour per sequence length, the same in every panel and figure: hues
+# far apart (dark purple, blue, green, amber, vermilion, pink; no two greens),
+# from 1 step to 6 or more
+LENGTH_COLORS = ("#3d0c5a", "#2f6fb3", "#2a9d3a", "#e0a100", "#d55e00", "#cc79a7")
 # titles and axis labels wrap at most at this many characters, and sooner
 # over narrow axes (a panel of a 1 x 3 grid)
 WRAP = 80

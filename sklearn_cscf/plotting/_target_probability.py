@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import Interval, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display
 
@@ -18,6 +18,7 @@ _PARAMS = {
     "all_orders": ["boolean"],
     "threshold": [Interval(Real, None, None, closed="neither"), None],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
+    "step_labels": [StrOptions({"auto", "names", "keys"})],
     "subject": [str],
     "target_name": [str, None],
     "ax": "no_validation",
@@ -128,6 +129,7 @@ class TargetProbabilityDisplay(Display):
         all_orders=False,
         threshold=0.5,
         dodge=0.08,
+        step_labels="auto",
         subject="Instance",
         target_name=None,
         ax=None,
@@ -161,6 +163,11 @@ class TargetProbabilityDisplay(Display):
             binary model); None hides it.
         dodge : float, default=0.08
             Sideways shift between the plans' points, in steps.
+        step_labels : {"auto", "names", "keys"}, default="auto"
+            How the points name their actions: ``"names"`` writes each
+            action's name, ``"keys"`` a letter that the legend explains
+            (``A  decrease_mean texture``), ``"auto"`` letters when the names
+            would crowd the axes (many plans and steps in a small panel).
         subject : str, default="Instance"
             The word naming the instance in the title (``"Person"``).
         target_name : str, default=None
@@ -196,6 +203,7 @@ class TargetProbabilityDisplay(Display):
         return display.plot(
             ax=ax,
             dodge=dodge,
+            step_labels=step_labels,
             line_kw=line_kw,
             text_kw=text_kw,
             threshold_kw=threshold_kw,
@@ -207,6 +215,7 @@ class TargetProbabilityDisplay(Display):
         ax=None,
         *,
         dodge=0.08,
+        step_labels="auto",
         line_kw=None,
         text_kw=None,
         threshold_kw=None,
@@ -221,6 +230,9 @@ class TargetProbabilityDisplay(Display):
         dodge : float, default=0.08
             Sideways shift between the plans' points, in steps; 0 draws
             every point at its whole step.
+        step_labels : {"auto", "names", "keys"}, default="auto"
+            Action names at the points, or letters explained in the legend;
+            ``"auto"``: letters when the names would crowd the axes.
         line_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.plot` for each line.
         text_kw : dict, default=None
@@ -239,6 +251,7 @@ class TargetProbabilityDisplay(Display):
         p0 = self.initial_proba
         first = 0 if p0 is not None else 1
         n = len(self.lines)
+        keys = _step_keys(self.lines, ax, step_labels, text_kw)
         self.lines_, self.texts_, self.start_, self.threshold_line_ = [], [], None, None
         points = []
         for i, line in enumerate(self.lines.itertuples(index=False)):
@@ -266,14 +279,14 @@ class TargetProbabilityDisplay(Display):
             start = 1 if p0 is not None else 0
             for xi, yi, action in zip(x[start:], y[start:], line.actions):
                 points.append((xi, yi))
-                self.texts_.append(
-                    _labels.annotate(
-                        ax,
-                        action,
-                        (xi, yi),
-                        **_style.merged({"color": color}, text_kw, "text"),
-                    )
+                label = _labels.annotate(
+                    ax,
+                    keys.get(action, action),
+                    (xi, yi),
+                    **_style.merged({"color": color}, text_kw, "text"),
                 )
+                label.line = self.lines_[-1]  # its leader need not avoid it
+                self.texts_.append(label)
         if p0 is not None:
             (self.start_,) = ax.plot(
                 [0.0], [p0], "o", color="black", markersize=7, zorder=3
@@ -305,5 +318,39 @@ class TargetProbabilityDisplay(Display):
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
         style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
-        self.legend_ = ax.legend(**_style.merged(style, legend_kw))
+        handles, texts = ax.get_legend_handles_labels()
+        if keys:  # what each letter at the points stands for
+            from matplotlib.lines import Line2D
+
+            handles += [Line2D([], [], ls="", marker="") for _ in keys]
+            texts += [f"{key}  {name}" for name, key in keys.items()]
+            style["title"] = "plan; actions at the points"
+        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
         return self._finish(ax, self.title)
+
+
+def _step_keys(lines, ax, step_labels, text_kw):
+    """``{action: letter}`` when the points show letters, else ``{}``.
+
+    ``"auto"`` shows letters when the names, at their font size, would
+    cover more than a sixth of the axes (each label with its padding).
+    """
+    names = list(dict.fromkeys(a for actions in lines["actions"] for a in actions))
+    if step_labels == "names" or not names:
+        return {}
+    if step_labels == "auto":
+        from matplotlib.font_manager import FontProperties
+
+        size = FontProperties(size=(text_kw or {}).get("fontsize", "x-small"))
+        size = size.get_size_in_points()
+        count = sum(len(actions) for actions in lines["actions"])
+        mean = sum(len(a) for actions in lines["actions"] for a in actions) / count
+        area = count * (0.55 * size * mean + 4) * (1.4 * size + 4)
+        box = ax.get_position()
+        room = box.width * ax.figure.get_figwidth() * box.height
+        room *= ax.figure.get_figheight() * 72 * 72
+        if area <= room / 6:
+            return {}
+    letters = [chr(ord("A") + k) for k in range(26)]
+    letters += [f"{a}{b}" for a in letters for b in letters]
+    return dict(zip(names, letters))
