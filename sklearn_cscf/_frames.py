@@ -476,3 +476,29 @@ def initial_values(
             raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
         found[label] = float(value)
     return found
+
+
+def is_regression(frame):
+    """Whether the frame is a regressor's: a ``prediction`` after its steps
+    and no target probability."""
+    if "prediction" not in frame.columns:
+        return False
+    no_proba = "target_proba" not in frame or frame["target_proba"].isna().all()
+    return bool(no_proba and frame["prediction"].notna().any())
+
+
+def target_range(frame):
+    """``(low, high)`` of a regressor's frame, read from its ``target_class``
+    (``"[100, 140]"``, the range as explain names it, to 6 significant
+    digits); ``None`` when the frame names no single range."""
+    names = frame["target_class"].dropna().astype(str).unique()
+    if len(names) != 1:
+        return None
+    text = names[0].strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        low, high = (float(part) for part in text[1:-1].split(","))
+    except ValueError:
+        return None
+    return low, high

@@ -1342,3 +1342,26 @@ def test_leader_lines_keep_off_other_plans_lines(crowded, size):
     # crossing a neighbour; the others go round
     assert len(crossing_leaders(display)) <= len(leaders) // 3
     plt.close("all")
+
+
+def test_a_regressors_step_chart_draws_its_predictions_against_the_range(
+    explanations,
+):
+    frame = explanations.assign(
+        prediction=explanations["target_proba"] * 100,  # 40, 70, 55, ...
+        target_proba=np.nan,
+        target_class="[60, 100]",
+    )
+    display = TargetProbabilityDisplay.from_explanations(
+        frame, "a", initial_proba=12.5, dodge=0
+    )
+    ax = display.ax_
+    drawn = [line.get_ydata().tolist() for line in display.lines_]
+    expected = [[12.5, 40.0, 70.0], [12.5, 55.0], [12.5, 20.0, 45.0, 90.0]]
+    assert [pytest.approx(e) for e in expected] == drawn
+    band = display.threshold_line_.get_extents().transformed(ax.transData.inverted())
+    assert (band.y0, band.y1) == pytest.approx((60.0, 100.0))
+    assert "target range [60, 100]" in legend_texts(ax)
+    assert ax.get_ylabel() == "prediction after the step"
+    low, high = ax.get_ylim()
+    assert low < 12.5 and high > 100.0

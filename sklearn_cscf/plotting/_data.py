@@ -77,11 +77,13 @@ def instance_steps(explanations, instance, columns=()):
     return instance, ok
 
 
-def initial_lookup(initial_proba, frame, labels):
+def initial_lookup(initial_proba, frame, labels, bounded=True):
     """``{instance: probability}`` for ``labels`` (every one), read by the
-    frame's one rule (:func:`~sklearn_cscf._frames.initial_values`)."""
+    frame's one rule (:func:`~sklearn_cscf._frames.initial_values`); a
+    regressor's prediction (``bounded=False``) may be any number."""
     order = frame["instance"].unique().tolist()
-    return initial_values(initial_proba, labels, order=order, low=0, high=1)
+    low, high = (0, 1) if bounded else (-np.inf, np.inf)
+    return initial_values(initial_proba, labels, order=order, low=low, high=high)
 
 
 def check_real(name, value, *, low=-np.inf, high=np.inf, allow_none=False):
@@ -285,15 +287,19 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
     return pd.DataFrame(out, columns=columns)
 
 
-def plan_lines(steps, sequences, max_solutions, all_orders):
+def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba"):
     """One row per line of the step chart: ``plan``, ``rank`` (of the plan
     among the shown), ``other`` (another order of the plan), ``cost``,
-    ``actions`` and ``proba`` (tuples, one entry per step)."""
+    ``actions`` and ``proba`` (tuples, one entry per step: the ``column``
+    after the step, the probability or a regressor's prediction)."""
     lines = shown_lines(sequences, max_solutions, all_orders)
-    check_proba(
-        pd.concat([steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]),
-        f"instance {steps['instance'].iloc[0]!r}",
-    )
+    if column == "target_proba":
+        check_proba(
+            pd.concat(
+                [steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]
+            ),
+            f"instance {steps['instance'].iloc[0]!r}",
+        )
     by_step = steps.set_index(["solution", "step"]).sort_index()
     out = []
     for rank, seq, other in lines:
@@ -305,7 +311,7 @@ def plan_lines(steps, sequences, max_solutions, all_orders):
                 bool(other),
                 float(seq["cost"]),
                 tuple(str(a) for a in rows["action"]),
-                tuple(rows["target_proba"].to_numpy(dtype=float).tolist()),
+                tuple(rows[column].to_numpy(dtype=float).tolist()),
             )
         )
     columns = ["plan", "rank", "other", "cost", "actions", "proba"]

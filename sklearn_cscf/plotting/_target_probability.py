@@ -6,6 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import is_regression, target_range
 from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display
@@ -59,6 +60,10 @@ class TargetProbabilityDisplay(Display):
         How the axis names the probability, e.g. ``"P(>50K)"``.
     title : str, default=None
         The title of the axes.
+    target_range : tuple of float, default=None
+        A regressor's range to reach, ``(low, high)``: the lines are its
+        predictions (``proba`` holds them), drawn against the range as a
+        band, with the axis fitted to them.
 
     Attributes
     ----------
@@ -110,7 +115,9 @@ class TargetProbabilityDisplay(Display):
         threshold=0.5,
         proba_name="target probability",
         title=None,
+        target_range=None,
     ):
+        self.target_range = target_range
         self.lines = lines
         self.initial_proba = initial_proba
         self.threshold = threshold
@@ -187,18 +194,27 @@ class TargetProbabilityDisplay(Display):
         instance, steps = _data.instance_steps(
             explanations, instance, {"target_proba", "sequence_cost"}
         )
+        regression = is_regression(steps)
         p0 = None
         if initial_proba is not None:
-            p0 = _data.initial_lookup(initial_proba, explanations, [instance])[instance]
+            p0 = _data.initial_lookup(
+                initial_proba, explanations, [instance], bounded=not regression
+            )[instance]
         sequences = _data.sequences(steps)
-        lines = _data.plan_lines(steps, sequences, max_solutions, all_orders)
+        column = "prediction" if regression else "target_proba"
+        lines = _data.plan_lines(steps, sequences, max_solutions, all_orders, column)
         shown = _data.shown_text(sequences["plan"].nunique(), lines["rank"].nunique())
+        if regression:
+            name = "prediction" if target_name is None else target_name
+        else:
+            name = _style.proba_name(steps, target_name)
         display = cls(
             lines,
             initial_proba=p0,
-            threshold=threshold,
-            proba_name=_style.proba_name(steps, target_name),
+            threshold=None if regression else threshold,
+            proba_name=name,
             title=f"{subject} {instance}: {shown}, step by step",
+            target_range=target_range(steps) if regression else None,
         )
         return display.plot(
             ax=ax,
@@ -314,7 +330,27 @@ class TargetProbabilityDisplay(Display):
         ax.set_xlim(
             min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3)
         )
-        ax.set_ylim(-0.03, 1.03)
+        if self.target_range is None:
+            ax.set_ylim(-0.03, 1.03)
+        else:  # a regressor: its predictions against the range to reach
+            ax.margins(y=0.08)
+            low, high = self.target_range
+            bottom, top = ax.get_ylim()
+            # the finite ends of the range in view, with a little room
+            span = top - bottom
+            if np.isfinite(low) and low < bottom:
+                bottom = low - 0.05 * span
+            if np.isfinite(high) and high > top:
+                top = high + 0.05 * span
+            self.threshold_line_ = ax.axhspan(
+                max(low, bottom),
+                min(high, top),
+                color=_style.THRESHOLD_COLOR,
+                alpha=0.12,
+                zorder=0,
+                label=f"target range [{low:g}, {high:g}]",
+            )
+            ax.set_ylim(bottom, top)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
         style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
