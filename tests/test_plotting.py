@@ -1365,3 +1365,13 @@ def test_a_regressors_step_chart_draws_its_predictions_against_the_range(
     assert ax.get_ylabel() == "prediction after the step"
     low, high = ax.get_ylim()
     assert low < 12.5 and high > 100.0
+
+
+def test_many_actions_by_step_keep_their_intervals_plain():
+    display = ProbabilityByStepDisplay.from_explanations(many_plans(), n_boot=20)
+    assert len(display.errorbars_) == 8
+    for container in display.errorbars_.values():
+        join, _, bars = container.lines
+        assert join.get_linestyle() == ":" and join.get_linewidth() < 1
+        assert all(style[1] is None for style in bars[0].get_linestyle())
+    plt.close("all")

@@ -276,6 +276,8 @@ class ProbabilityByStepDisplay(Display):
                 "lw": 1.4,
                 "label": f"{name} ({taken} step{'s' if taken != 1 else ''})",
             }
+            if len(names) > 5:  # many actions: thin dotted joins, plain bars
+                style.update(lw=0.9, ls=":", elinewidth=1.2)
             self.errorbars_[name] = ax.errorbar(
                 x,
                 centre,
