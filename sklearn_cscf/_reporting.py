@@ -337,10 +337,14 @@ def _plan_header(plan, seq, orders, anyhow=False):
     text = f"  #{plan + 1}  cost {_cost(cost)}"
     if not np.isclose(cost, effort):
         text += f" (effort {_cost(effort)})"
-    text += (
-        f", {int(first['length'])} step(s)" + (" in any order" if anyhow else "") + ", "
-        f"Gower distance {_precise(float(first['gower_distance']))}"
-    )
+    order = " in any order" if anyhow else ""
+    gower = _precise(float(first["gower_distance"]))
+    text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
+    # the class reached, where the target names more than one ("not 0")
+    reached = first.get("reached_class", None)
+    target = first.get("target_class", None)
+    if reached is not None and not pd.isna(reached) and str(reached) != str(target):
+        text += f", reaches {_plain(reached)}"
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
         low, high = _cost(min(others)), _cost(max(others))

@@ -511,3 +511,20 @@ def test_without_a_graph_the_worked_example_takes_its_steps_in_any_order(
     # the graph's discount makes the order of the three steps matter
     assert "3 step(s) in any order" not in texts[False]
     assert "      1. a2_education" in texts[False]
+
+
+def test_a_plan_says_which_class_it_reaches_when_several_would_do():
+    frame, _ = _frames()
+    frame["target_class"] = "not rejected"
+    ok = frame["status"] == "ok"
+    frame["reached_class"] = pd.array(
+        np.where((frame["solution"] == 1).fillna(False), "waitlisted", "approved"),
+        dtype="string",
+    )
+    frame.loc[~ok, "reached_class"] = pd.NA
+    lines = describe(frame, instance=7).splitlines()
+    headers = [line for line in lines if line.startswith("  #")]
+    assert ", reaches approved" in headers[0] and ", reaches waitlisted" in headers[1]
+    # a binary target names the class itself: nothing to add
+    frame["reached_class"] = frame["target_class"] = "approved"
+    assert "reaches" not in describe(frame, instance=7)
