@@ -192,10 +192,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``(min, max)`` of each numeric feature, the Gower scale.
     categories_ : dict
         The categories of each categorical feature, in order.
-    frame_library_ : {"pandas", "polars"} or None
-        The kind of frame ``fit`` was given, and so the kind the model is
-        handed (a model fitted on polars is given polars); ``None`` for an
-        array.
+    frame_library_ : str or None
+        The kind of frame ``fit`` was given, ``"pandas"`` or ``"polars"``,
+        and so the kind the model is handed (a model fitted on polars is
+        given polars); ``None`` for an array.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
