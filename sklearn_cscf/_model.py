@@ -401,7 +401,7 @@ def answers_vary(estimator, schema, rows, classes):
         "with a fresh call of the model, and a plan it does not accept then "
         "is not reported.",
         UserWarning,
-        stacklevel=5,
+        stacklevel=6,  # answers_vary, resolve, fit, its two wrappers, the user
     )
     return True
 
