@@ -40,16 +40,13 @@ import numpy as np
 
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._status import (
-    STATUS_ALREADY_TARGET,
     STATUS_ERROR,
-    STATUS_NO_COUNTERFACTUAL,
-    STATUS_OK,
+    STATUSES,
 )
 
 CHECKPOINT_VERSION = 3
 MANIFEST = "manifest.json"
 FORMAT = "sklearn-cscf checkpoint"
-STATUSES = (STATUS_OK, STATUS_NO_COUNTERFACTUAL, STATUS_ALREADY_TARGET, STATUS_ERROR)
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
 SEQUENCE_ARRAYS = ("order", "lengths", "effort", "discount", "step_cost")
 SEQUENCE_ARRAYS += ("states", "step_score")

@@ -516,7 +516,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a
             row with no sequence found has one row with status
-            ``"no_counterfactual"``; a row already classified as the target,
+            ``"no_counterfactual"`` (or ``"unreachable"`` when not even the
+            declared actions at the ends of their values reach the target,
+            with a ``message`` saying what was tried); a row already
+            classified as the target,
             ``"already_target"``; a row whose model call or user callable
             raised (with ``errors="warn"``), ``"error"`` and the ``message``
             naming what failed. ``max_plans`` and ``all_orders`` choose which

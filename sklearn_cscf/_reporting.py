@@ -16,6 +16,7 @@ from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_NO_COUNTERFACTUAL,
     STATUS_OK,
+    STATUS_UNREACHABLE,
 )
 
 __all__ = ["describe", "read_explanations", "show", "write_explanations"]
@@ -31,6 +32,10 @@ _HINTS = {
         "no valid sequence found within the search budget; a larger "
         "population_size or n_generations, wider value spaces or more actions "
         "may help"
+    ),
+    STATUS_UNREACHABLE: (
+        "not even the declared actions at the ends of their values reach the "
+        "target; more actions or wider value spaces may help"
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
