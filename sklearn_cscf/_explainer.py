@@ -24,6 +24,8 @@ from sklearn_cscf._model import (
     fit_model,
     model_classes,
     needs_predict,
+    quiet_names,
+    warn_fitted_without_names,
 )
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._schema import FeatureSchema
@@ -345,12 +347,16 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         )
         regressor = self.target_range is not None
         self.classes_ = model_classes(self.estimator_, regressor=regressor)
-        # a regressor decides by predict alone
-        self.uses_predict_ = regressor or needs_predict(
-            self.estimator_, schema, X, self.classes_
-        )
-        # a model whose answers vary has every reported plan checked afresh
-        self._model_varies = answers_vary(self.estimator_, schema, X, self.classes_)
+        quiet = warn_fitted_without_names(self.estimator_, X, stacklevel=2)
+        with quiet_names(quiet):
+            # a regressor decides by predict alone
+            self.uses_predict_ = regressor or needs_predict(
+                self.estimator_, schema, X, self.classes_
+            )
+            # a model whose answers vary has every reported plan checked afresh
+            self._model_varies = answers_vary(
+                self.estimator_, schema, X, self.classes_
+            )
         self._target = make_target(
             self.classes_,
             target_class=self.target_class,

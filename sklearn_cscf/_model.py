@@ -109,6 +109,8 @@ class ModelAdapter:
         self.seconds = 0.0
         self.n_calls = 0
         self.n_rows = 0
+        # fitted on an array, asked about frames: fit said so once
+        self.quiet = fitted_without_names(estimator)
 
     def answer(self, states):
         """The model's :class:`Answers` for encoded ``states``."""
@@ -116,9 +118,10 @@ class ModelAdapter:
         start = time.perf_counter()
         method = "predict_proba" if self.has_proba else "predict"
         try:
-            proba = self.estimator.predict_proba(X) if self.has_proba else None
-            method = "predict"
-            labels = self.estimator.predict(X) if self.use_predict else None
+            with quiet_names(self.quiet):
+                proba = self.estimator.predict_proba(X) if self.has_proba else None
+                method = "predict"
+                labels = self.estimator.predict(X) if self.use_predict else None
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
@@ -157,7 +160,8 @@ class ModelAdapter:
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
         try:
-            labels = self.estimator.predict(X)
+            with quiet_names(self.quiet):
+                labels = self.estimator.predict(X)
         except Exception as exc:
             blame(exc, "the estimator's predict")
             raise
@@ -172,7 +176,8 @@ class ModelAdapter:
         ``predict`` when it has one."""
         method = "predict" if self.has_predict else "predict_proba"
         try:
-            out = getattr(self.estimator, method)(X)
+            with quiet_names(self.quiet):
+                out = getattr(self.estimator, method)(X)
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
@@ -680,3 +685,57 @@ def fit_model(estimator, X, y, schema, random_state):
             ) from None
     with asking(estimator, "in its fit on the X and y given to the explainer's fit"):
         return estimator.fit(X, y)
+
+
+# ---------------------------------------------------------------------- #
+# a model fitted without feature names
+# ---------------------------------------------------------------------- #
+def fitted_without_names(estimator):
+    """Whether a fitted scikit-learn model saw no column names in its ``fit``
+    (an array, e.g. ``X.values``): it counts its features but has no
+    ``feature_names_in_``."""
+    try:
+        counted = hasattr(estimator, "n_features_in_")
+        named = hasattr(estimator, "feature_names_in_")
+    except Exception:  # a property that fails for its own reasons
+        return False
+    return counted and not named
+
+
+@contextmanager
+def quiet_names(quiet):
+    """Silence scikit-learn's "X has feature names, but ... was fitted
+    without feature names" (said once, at ``fit``, by
+    :func:`warn_fitted_without_names`) when ``quiet``."""
+    if not quiet:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", message="X has feature names", category=UserWarning
+        )
+        yield
+
+
+def warn_fitted_without_names(estimator, X, stacklevel):
+    """One warning, at ``fit``, for a model fitted without feature names and
+    explained on a frame with named columns; True when it applies (the model
+    calls then keep scikit-learn's per-call warning quiet)."""
+    if not fitted_without_names(estimator):
+        return False
+    names = list(X.columns)
+    if not names or not all(isinstance(name, str) for name in names):
+        return False
+    shown = ", ".join(repr(name) for name in names[:5])
+    more = f", ... ({len(names)} in all)" if len(names) > 5 else ""
+    warnings.warn(
+        f"The estimator {type(estimator).__name__} was fitted without feature "
+        "names (on an array, e.g. X.values) and is asked about the columns of "
+        f"X by position, in their order here: {shown}{more}. Make sure that "
+        "is the order it was fitted with (or fit it on the DataFrame). "
+        "scikit-learn's 'X has feature names' warning on each of its calls "
+        "is not repeated.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return True
