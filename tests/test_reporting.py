@@ -356,3 +356,15 @@ def test_values_for_people(value, text):
 )
 def test_costs_for_people(value, text):
     assert _cost(value) == text
+
+
+def test_messages_show_plain_labels_not_numpy_scalars():
+    from sklearn_cscf.plotting import plot_target_probability
+
+    frame, _ = _frames()
+    with pytest.raises(ValueError, match=r"instance 460 is not in") as caught:
+        show(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)
+    with pytest.raises(ValueError) as caught:
+        plot_target_probability(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)
