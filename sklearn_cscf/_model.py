@@ -723,7 +723,7 @@ def warn_fitted_without_names(estimator, X, stacklevel):
     calls then keep scikit-learn's per-call warning quiet)."""
     if not fitted_without_names(estimator):
         return False
-    names = list(X.columns)
+    names = list(getattr(X, "columns", []))  # an array has no names
     if not names or not all(isinstance(name, str) for name in names):
         return False
     shown = ", ".join(repr(name) for name in names[:5])
