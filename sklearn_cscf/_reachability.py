@@ -125,17 +125,22 @@ def mark_unreachable(block, results):
     keys, together = probe_keys(problem.actions)
     n_probes = keys.shape[0]
     owner = np.repeat(np.asarray(members, dtype=np.intp), n_probes)
-    paths = simulate(
-        block.x0[owner],
-        np.tile(keys, (len(members), 1)),
-        problem.actions,
-        problem.graph,
-        start_discounts=block.start_discounts[owner],
-    )
     groups = [
         (m, slice(k * n_probes, (k + 1) * n_probes)) for k, m in enumerate(members)
     ]
-    answers = ask(block.model, block.memos, block.usage, groups, paths.final)
+    try:
+        paths = simulate(
+            block.x0[owner],
+            np.tile(keys, (len(members), 1)),
+            problem.actions,
+            problem.graph,
+            start_discounts=block.start_discounts[owner],
+        )
+        answers = ask(block.model, block.memos, block.usage, groups, paths.final)
+    except Exception:
+        # a callable or the model failing on an extreme value proves nothing:
+        # the rows keep "no_counterfactual"
+        return results
     codes = block.targets[owner]
     gap = problem.target.gap(answers, codes)
     score = problem.target.score(answers, codes)

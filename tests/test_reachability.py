@@ -120,3 +120,25 @@ def test_probes_try_both_ends_of_two_way_features():
     active = keys[:, :4] <= 0.5
     np.testing.assert_array_equal(active[:5].sum(axis=1), 1)
     np.testing.assert_array_equal(active[5:].sum(axis=1), 3)
+
+
+def test_a_regressor_out_of_range_is_unreachable_with_its_closest_prediction():
+    from sklearn.linear_model import LinearRegression
+
+    X = pd.DataFrame({"x": np.arange(11.0), "z": np.ones(11)})
+    model = LinearRegression().fit(X, 10.0 * X["x"])  # predicts 10 x
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=[Action("raise_x", "x", values=(0.0, 10.0), direction="increase")],
+        target_range=(150.0, 200.0),
+        population_size=20,
+        n_generations=3,
+        random_state=0,
+    ).fit(X)
+    frame = explainer.explain(X.iloc[[2]])
+    assert frame["status"].tolist() == [STATUS_UNREACHABLE]
+    message = frame["message"].iloc[0]
+    assert "x 10" in message and "the closest prediction 100" in message
+    # within reach: the search finds it, nothing is probed away
+    reachable = explainer.set_params(target_range=(50.0, 200.0)).fit(X)
+    assert reachable.explain(X.iloc[[2]])["status"].unique().tolist() == ["ok"]
