@@ -18,14 +18,13 @@ from sklearn_cscf._compile import (
 from sklearn_cscf._dataframes import frame_library, to_pandas
 from sklearn_cscf._driver import Schedule, explain_rows, warn_about_errors
 from sklearn_cscf._engine import Problem
+from sklearn_cscf._feature_names import quiet_names, warn_fitted_without_names
 from sklearn_cscf._model import (
     answers_vary,
     decisions_now,
     fit_model,
     model_classes,
     needs_predict,
-    quiet_names,
-    warn_fitted_without_names,
 )
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._schema import FeatureSchema
@@ -347,16 +346,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         )
         regressor = self.target_range is not None
         self.classes_ = model_classes(self.estimator_, regressor=regressor)
-        quiet = warn_fitted_without_names(self.estimator_, X, stacklevel=2)
-        with quiet_names(quiet):
+        with quiet_names(warn_fitted_without_names(self.estimator_, X, 2)):
             # a regressor decides by predict alone
             self.uses_predict_ = regressor or needs_predict(
                 self.estimator_, schema, X, self.classes_
             )
             # a model whose answers vary has every reported plan checked afresh
-            self._model_varies = answers_vary(
-                self.estimator_, schema, X, self.classes_
-            )
+            self._model_varies = answers_vary(self.estimator_, schema, X, self.classes_)
         self._target = make_target(
             self.classes_,
             target_class=self.target_class,
@@ -522,10 +518,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a
             row with no sequence found has one row with status
-            ``"no_counterfactual"`` (or ``"unreachable"`` when not even the
-            declared actions at the ends of their values reach the target,
-            with a ``message`` saying what was tried); a row already
-            classified as the target,
+            ``"no_counterfactual"`` (``"unreachable"``, with what was tried in
+            ``message``, when not even the actions' extremes reach the target);
+            a row already classified as the target,
             ``"already_target"``; a row whose model call or user callable
             raised (with ``errors="warn"``), ``"error"`` and the ``message``
             naming what failed. ``max_plans`` and ``all_orders`` choose which

@@ -26,6 +26,10 @@ bound everything a plan can do: no plan exists. Otherwise a plan through
 values between the ends could still exist, so ``"unreachable"`` reads: the
 search found nothing, and neither did any of the extremes. Either way a
 larger budget is unlikely to help; more actions or wider values may.
+
+Nothing is probed for a model whose answers vary between calls (its
+rejections prove nothing), and a probe that raises leaves the rows
+``"no_counterfactual"``.
 """
 
 import itertools
@@ -119,9 +123,11 @@ def mark_unreachable(block, results):
         for m, result in enumerate(results)
         if result.status == STATUS_NO_COUNTERFACTUAL
     ]
-    if not members:
-        return results
     problem = block.problem
+    if not members or problem.recheck:
+        # a model whose answers vary may reject an extreme it accepted
+        # before: its rejections prove nothing
+        return results
     keys, together = probe_keys(problem.actions)
     n_probes = keys.shape[0]
     owner = np.repeat(np.asarray(members, dtype=np.intp), n_probes)
