@@ -330,6 +330,12 @@ def run(args):
             "For the people without a sequence, a larger --population-size or "
             "more --generations may find one."
         )
+    if "unreachable" in counts:
+        print(
+            "For the people marked unreachable, not even the declared actions "
+            "at the ends of their values satisfy the model (see the message "
+            "column); a larger budget will not help."
+        )
     return explanations
 
 

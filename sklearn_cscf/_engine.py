@@ -31,6 +31,7 @@ from sklearn_cscf._objectives import (
     evaluate_objectives,
     objective_slices,
 )
+from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
@@ -210,7 +211,7 @@ class Block:
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
             fronts, refined = refine(self, fronts)
-        results = self.describe(fronts)
+        results = mark_unreachable(self, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
         elsewhere = time.perf_counter() - start - self.model.seconds
         asked = np.array([usage.n_asked for usage in self.usage], dtype=float)

@@ -21,6 +21,7 @@ from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_NO_COUNTERFACTUAL,
     STATUS_OK,
+    STATUS_UNREACHABLE,
 )
 
 __all__ = ["describe", "read_explanations", "show", "write_explanations"]
@@ -36,6 +37,10 @@ _HINTS = {
         "no valid sequence found within the search budget; a larger "
         "population_size or n_generations, wider value spaces or more actions "
         "may help"
+    ),
+    STATUS_UNREACHABLE: (
+        "not even the declared actions at the ends of their values reach the "
+        "target; more actions or wider value spaces may help"
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
@@ -316,8 +321,8 @@ def _plans(label, ok):
     keys = ok[["plan", "solution"]]
     if keys.isna().any().any():
         raise ValueError(
-            f"instance {label!r} has 'ok' rows without a plan or solution; pass "
-            f"the DataFrame returned by {EXPLAIN}."
+            f"instance {_plain(label)!r} has 'ok' rows without a plan or "
+            f"solution; pass the DataFrame returned by {EXPLAIN}."
         )
     plans = {}
     for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
@@ -471,7 +476,7 @@ def _select(frame, instance):
             if position < 0:
                 more = " ..." if len(known) > 5 else ""
                 raise ValueError(
-                    f"instance {label!r} is not in explanations; it holds "
+                    f"instance {_plain(label)!r} is not in explanations; it holds "
                     f"{known[:5].tolist()}{more}."
                 )
             chosen.append(position)
@@ -509,7 +514,8 @@ def _profiles(X, labels):
         position = X.index.get_indexer_for([label])
         if not len(position) or position[0] < 0:
             raise ValueError(
-                f"X has no row labelled {label!r}; pass the rows given to explain."
+                f"X has no row labelled {_plain(label)!r}; pass the rows given to "
+                "explain."
             )
         row = X.iloc[position[0]]
         profiles[label] = ", ".join(
@@ -540,7 +546,7 @@ def _state_lookup(states, labels):
             values = table[(label, solution, step)]
         except KeyError:
             raise ValueError(
-                f"states has no state for instance {label!r}, solution "
+                f"states has no state for instance {_plain(label)!r}, solution "
                 f"{solution}, step {step}; pass the states returned together "
                 "with these explanations."
             ) from None

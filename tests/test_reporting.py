@@ -528,3 +528,15 @@ def test_a_plan_says_which_class_it_reaches_when_several_would_do():
     # a binary target names the class itself: nothing to add
     frame["reached_class"] = frame["target_class"] = "approved"
     assert "reaches" not in describe(frame, instance=7)
+
+
+def test_messages_show_plain_labels_not_numpy_scalars():
+    from sklearn_cscf.plotting import TargetProbabilityDisplay
+
+    frame, _ = _frames()
+    with pytest.raises(ValueError, match=r"instance 460 is not in") as caught:
+        show(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)
+    with pytest.raises(ValueError) as caught:
+        TargetProbabilityDisplay.from_explanations(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)

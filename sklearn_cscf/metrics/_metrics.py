@@ -46,7 +46,8 @@ def validity(explanations):
         The number of rows with status ``"ok"`` divided by the number of rows
         whose status is not ``"already_target"``, in ``[0, 1]``; 1.0 when no
         row needs recourse (there is nothing to fail). A row with any other
-        status (``"no_counterfactual"``, ``"error"``) counts as a failure.
+        status (``"no_counterfactual"``, ``"unreachable"``, ``"error"``) counts
+        as a failure.
 
     See Also
     --------

@@ -55,6 +55,8 @@ def instance_steps(explanations, instance, columns=()):
     """The label and the ``status == "ok"`` rows of one instance, checked."""
     check_explanations(explanations, columns)
     instances = explanations["instance"].unique().tolist()
+    if isinstance(instance, np.generic):  # 460 in messages, not np.int64(460)
+        instance = instance.item()
     if instance is None:
         if len(instances) != 1:
             raise ValueError(
