@@ -14,7 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sklearn_cscf import Action, FeatureGraph
+from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 
 # CI replays the same hypothesis examples on every run (a landing must not hinge
 # on a random draw); local runs keep exploring new examples.
@@ -277,3 +277,73 @@ def credit_accepted(credit_data, credit_model):
     X, _ = credit_data
     accepted = X[credit_model.predict(X) == "good"]
     return accepted.iloc[:3]
+
+
+@pytest.fixture(scope="session")
+def credit_compact_and_full(
+    credit_data, credit_model, credit_actions, credit_graph, credit_rejected
+):
+    """The credit problem's rejected rows, compact and full."""
+    X, _ = credit_data
+    explainer = SequentialCounterfactualExplainer(
+        credit_model,
+        actions=credit_actions,
+        feature_graph=credit_graph,
+        immutable_features=["region"],
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+    ).fit(X)
+    compact_frame = explainer.explain(credit_rejected)
+    full = explainer.set_params(max_plans=None, all_orders=True).explain(
+        credit_rejected
+    )
+    explainer.set_params(max_plans=5, all_orders=False)
+    return explainer, compact_frame, full
+
+
+@pytest.fixture(scope="session")
+def dummies_explained():
+    """A duck-typed model taking one-hot columns, explained on 4 rows."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {
+            "income": rng.uniform(0, 100, 200),
+            "debt": rng.uniform(0, 50_000, 200),
+            "job": rng.choice(["clerk", "developer"], 200),
+        }
+    )
+    y = ((X["income"] > 50) & (X["debt"] < 20_000)).astype(int)
+    model = LogisticRegression(max_iter=2000).fit(pd.get_dummies(X, dtype=float), y)
+
+    class Dummies:
+        classes_ = model.classes_
+
+        def __sklearn_is_fitted__(self):
+            return True
+
+        def predict_proba(self, frame):
+            dummies = pd.get_dummies(frame, dtype=float)
+            return model.predict_proba(
+                dummies.reindex(columns=model.feature_names_in_, fill_value=0.0)
+            )
+
+        def predict(self, frame):
+            return self.classes_[self.predict_proba(frame).argmax(axis=1)]
+
+    explainer = SequentialCounterfactualExplainer(
+        Dummies(),
+        actions=[
+            Action("earn", "income", direction="increase"),
+            Action("repay", "debt", direction="decrease"),
+            Action("retrain", "job", values="developer"),
+        ],
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+        n_jobs=1,
+    ).fit(X)
+    rejected = X[Dummies().predict(X) == 0].head(4)
+    explanations, details = explainer.explain(rejected, return_details=True)
+    assert (explanations["status"] == "ok").any()
+    return explainer, rejected, explanations, details

@@ -77,3 +77,29 @@ def test_no_rows_assemble_to_empty_frames():
     assert frame.empty and details.empty and states is None
     assert finals.shape == (0, 2)
     assert STATUS_OK not in set(frame["status"])
+
+
+def sequences(frame):
+    ok = frame[frame["status"] == "ok"]
+    return ok.groupby(["instance", "solution"]).agg(
+        plan=("plan", "first"),
+        cost=("sequence_cost", "first"),
+        actions=("action", lambda a: frozenset(a)),
+    )
+
+
+def test_by_default_one_order_per_plan_and_a_few_plans(credit_compact_and_full):
+    _, frame, full = credit_compact_and_full
+    small, every = sequences(frame), sequences(full)
+    assert (small.groupby("instance")["plan"].nunique() <= 5).all()
+    # one sequence per plan: its cheapest order
+    assert not small.reset_index().duplicated(["instance", "plan"]).any()
+    assert len(every) >= len(small)
+    for label, mine in small.groupby(level="instance"):
+        theirs = every.loc[label]
+        # the cheapest sequence is always kept, plans are numbered by cost
+        assert mine["cost"].iloc[0] == theirs["cost"].min()
+        assert mine["plan"].tolist() == list(range(len(mine)))
+        assert mine["cost"].is_monotonic_increasing
+        for actions, cost in zip(mine["actions"], mine["cost"]):
+            assert cost == theirs.loc[theirs["actions"] == actions, "cost"].min()

@@ -1,12 +1,16 @@
 """The run driver (sklearn_cscf._driver): blocks, seeds, and the named
 result of a run."""
 
+import subprocess
+import sys
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._driver import Explained, Schedule, _blocks, instance_seed, run
 
 
@@ -59,3 +63,41 @@ def test_a_run_returns_named_tables_in_input_order():
     # what transform returns: the final states in the input's labels
     assert explained.final_states().index.tolist() == [30, 10, 20]
     assert Schedule().batch_size == 64  # the explainer's default
+
+
+def test_importing_and_explaining_quietly_never_imports_tqdm():
+    code = (
+        "import sys, numpy as np, pandas as pd\n"
+        "from sklearn.linear_model import LogisticRegression\n"
+        "import sklearn_cscf\n"
+        "X = pd.DataFrame({'a': np.arange(20.0), 'b': np.arange(20.0) % 3})\n"
+        "y = (X['a'] > 10).astype(int)\n"
+        "e = sklearn_cscf.SequentialCounterfactualExplainer(\n"
+        "    LogisticRegression().fit(X, y), population_size=10,\n"
+        "    n_generations=2, random_state=0).fit(X)\n"
+        "e.explain(X.head(3))\n"
+        "print('tqdm' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
+    assert "Tqdm" not in out.stderr
+
+
+def test_warnings_name_rows_as_plain_numbers(dummies_explained):
+    explainer, rejected, _, _ = dummies_explained
+    broken = explainer.actions[:1] + [
+        Action("repay", "debt", cost=lambda b, a: 1 / 0),
+    ]
+    failing = SequentialCounterfactualExplainer(
+        explainer.estimator_, actions=broken, population_size=20, n_generations=3
+    ).fit(rejected)
+    index = pd.Index(np.arange(286, 286 + len(rejected), dtype=np.int64))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        failing.explain(rejected.set_axis(index))
+    messages = [str(w.message) for w in caught if "status 'error'" in str(w.message)]
+    assert messages
+    assert "row 286:" in messages[0]
+    assert "np.int64" not in messages[0]

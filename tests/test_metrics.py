@@ -529,3 +529,15 @@ def test_tune_budget_rejects_bad_options(tmp_path, option, value):
     assert option in completed.stderr
     assert "Traceback" not in completed.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_seconds_per_row_takes_what_combined_score_takes(dummies_explained):
+    _, _, explanations, details = dummies_explained
+    new = seconds_per_row(explanations, details)
+    assert new > 0
+    assert seconds_per_row(details) == new  # the call of version 0.1
+    assert combined_score(explanations, details, time_weight=1.0) < combined_score(
+        explanations, details
+    )
+    with pytest.raises(ValueError, match=r"seconds_per_row\(explanations, details\)"):
+        seconds_per_row(explanations)

@@ -4,6 +4,7 @@ answers, and what kind of model it is."""
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
@@ -272,3 +273,12 @@ def test_a_model_fitted_without_names_warns_once_not_per_call():
     # the per-call warning is silenced only around the explainer's calls
     with pytest.warns(UserWarning, match="X has feature names"):
         model.predict(X)
+
+
+def test_a_cloned_fitted_model_points_to_frozen_estimator(
+    credit_compact_and_full, credit_data
+):
+    explainer, _, _ = credit_compact_and_full
+    X, _ = credit_data
+    with pytest.raises(ValueError, match="FrozenEstimator"):
+        clone(explainer).fit(X)

@@ -1,6 +1,7 @@
 """The per-person text: sklearn_cscf.describe and sklearn_cscf.show."""
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -540,3 +541,26 @@ def test_messages_show_plain_labels_not_numpy_scalars():
     with pytest.raises(ValueError) as caught:
         TargetProbabilityDisplay.from_explanations(frame, instance=np.int64(460))
     assert "np.int64" not in str(caught.value)
+
+
+def test_a_numeric_step_reads_at_its_scale():
+    # a refined repayment ends just above 0: no spurious digits
+    assert _number_pair(43_834.52, 0.081) == ("43,834.52", "0.08")
+    # ... but not as 0 (it is not 0): two decimals, as for 2.9962 -> 3.00
+    assert _number_pair(100.0, 0.001) == ("100", "0.00")
+    assert _number_pair(1_200.0, 15_000.5) == ("1,200", "15,000.50")
+    assert _number_pair(18.0, 24.0) == ("18", "24")
+    # below 1 the digits that matter stay
+    assert _number_pair(0.25, 0.31) == ("0.25", "0.31")
+    assert _number_pair(0.0012, 0.0034) == ("0.0012", "0.0034")
+
+
+def test_describe_shows_steps_at_their_scale(dummies_explained):
+    _, rejected, explanations, _ = dummies_explained
+    text = describe(explanations, X=rejected)
+    repaid = re.findall(r"repay\s+debt\s+([\d,.]+) -> ([\d,.]+)", text)
+    assert repaid
+    for old, new in repaid:
+        for value in (old, new):
+            # at most two decimals, whatever the refinement left
+            assert "." not in value or len(value.split(".")[1]) <= 2

@@ -16,6 +16,7 @@ from sklearn_cscf import (
     replay,
     write_explanations,
 )
+from sklearn_cscf._frames import TEXT
 
 SMALL = {"population_size": 30, "n_generations": 6, "random_state": 0}
 
@@ -124,3 +125,50 @@ def test_a_changed_type_column_is_named(tmp_path):
     (tmp_path / "x.csv").write_text(text)
     with pytest.raises(ValueError, match="'instance_type' column names the type"):
         read_explanations(tmp_path / "x.csv")
+
+
+def test_the_frame_round_trips_through_parquet(credit_compact_and_full, tmp_path):
+    _, frame, _ = credit_compact_and_full
+    frame.to_parquet(tmp_path / "x.parquet")
+    back = pd.read_parquet(tmp_path / "x.parquet")
+    # the same values and types (pandas may read text back with another storage)
+    pd.testing.assert_frame_equal(back, frame, check_dtype=False, check_exact=True)
+    assert dict(back.dtypes.astype(str)) == dict(frame.dtypes.astype(str))
+
+
+def test_the_frame_round_trips_through_csv(credit_compact_and_full, tmp_path):
+    _, frame, _ = credit_compact_and_full
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    back = read_explanations(tmp_path / "x.csv")
+    pd.testing.assert_frame_equal(back, frame, check_dtype=False, atol=1e-12)
+    assert dict(back.dtypes.astype(str)) == dict(frame.dtypes.astype(str))
+
+
+def test_label_text_survives_csv(tmp_path):
+    frame = pd.DataFrame(
+        {
+            "instance": ["a", "b"],
+            "plan": pd.array([0, pd.NA], dtype="Int64"),
+            "feature": pd.array(["zip", pd.NA], dtype=TEXT),
+            "old_value": pd.array(["NA", pd.NA], dtype=TEXT),
+            "new_value": pd.array(["007", pd.NA], dtype=TEXT),
+            "cost": [1.5, np.nan],
+            "target_class": pd.array(["yes", "yes"], dtype=TEXT),
+            "status": pd.array(["ok", "no_counterfactual"], dtype=TEXT),
+        }
+    )
+    frame.to_csv(tmp_path / "x.csv", index=False)
+    back = read_explanations(tmp_path / "x.csv")
+    pd.testing.assert_frame_equal(
+        back, frame.astype({"instance": TEXT}), check_dtype=True
+    )
+
+
+def test_parquet_and_csv_round_trips_give_the_frame_back(dummies_explained, tmp_path):
+    pytest.importorskip("pyarrow")
+    _, _, explanations, _ = dummies_explained
+    explanations.to_parquet(tmp_path / "e.parquet")
+    assert explanations.equals(read_explanations(tmp_path / "e.parquet"))
+    assert explanations.equals(read_explanations(str(tmp_path / "e.parquet")))
+    explanations.to_csv(tmp_path / "e.csv", index=False)
+    assert explanations.equals(read_explanations(tmp_path / "e.csv"))

@@ -367,3 +367,13 @@ def test_make_target_of_a_range_and_its_errors():
         make_target(None, target_range="high")
     with pytest.raises(ValueError, match=r"\['z'\] are not classes"):
         make_target(np.array(["a", "b"]), target_class=["a", "z"])
+
+
+def test_every_row_already_accepted_warns_about_the_target(
+    credit_compact_and_full, credit_data, credit_model
+):
+    explainer, _, _ = credit_compact_and_full
+    X, _ = credit_data
+    accepted = X[credit_model.predict(X) == "good"].iloc[:3]
+    with pytest.warns(UserWarning, match=r"Every row .* target class 'good'"):
+        explainer.explain(accepted)
