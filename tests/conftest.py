@@ -347,3 +347,34 @@ def dummies_explained():
     explanations, details = explainer.explain(rejected, return_details=True)
     assert (explanations["status"] == "ok").any()
     return explainer, rejected, explanations, details
+
+
+@pytest.fixture(scope="session")
+def line_data():
+    """Accepted when income - debt is large: two numeric features."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
+    )
+    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
+    return X, y
+
+
+@pytest.fixture(scope="session")
+def logistic(line_data):
+    return LogisticRegression().fit(*line_data)
+
+
+@pytest.fixture(scope="session")
+def fitted_line(line_data):
+    """The line problem's explainer, fitted."""
+    from _line import line_actions
+
+    X, y = line_data
+    return SequentialCounterfactualExplainer(
+        LogisticRegression().fit(X, y),
+        actions=line_actions(),
+        population_size=40,
+        n_generations=10,
+        random_state=0,
+    ).fit(X)

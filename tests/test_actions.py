@@ -885,3 +885,8 @@ def test_a_fixed_value_outside_the_categories_warns_at_fit(
             job=pd.Categorical(X["job"], categories=["Clerk", "Developer", "zzz"])
         )
         SequentialCounterfactualExplainer(worked_model, actions=[odd]).fit(declared)
+
+
+def test_an_action_range_whose_span_overflows_is_refused_naming_it():
+    with pytest.raises(ValueError, match="Action 'earn'.*wider than the largest"):
+        Action("earn", "income", values=(-1.7e308, 1.7e308))

@@ -4,6 +4,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _line import SMALL, line_actions
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
@@ -74,3 +75,54 @@ def test_a_natural_but_scalar_cost_marks_rows_with_the_hint():
     assert (result["status"] == "error").all()
     assert result["message"].str.contains(WHOLE_COLUMNS).all()
     assert result["message"].str.contains("np.where").all()
+
+
+def test_a_callable_raising_for_one_row_names_the_action(line_data):
+    X, y = line_data
+    model = LogisticRegression().fit(X, y)
+
+    def fragile_cost(b, a):
+        if (b["debt"] == 0).any():
+            raise KeyError("no debt on record")
+        return np.abs(a["debt"] - b["debt"])
+
+    actions = [
+        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
+        Action(
+            "repay", "debt", values=(0.0, 50.0), direction="decrease", cost=fragile_cost
+        ),
+    ]
+    explainer = SequentialCounterfactualExplainer(model, actions=actions, **SMALL).fit(
+        X
+    )
+    rows = pd.DataFrame({"income": [5.0, 10.0], "debt": [0.0, 40.0]}, ["a", "b"])
+    with pytest.warns(UserWarning, match="1 of 2 rows"):
+        frame = explainer.explain(rows)
+    failed = frame[frame["status"] == "error"]
+    assert failed["instance"].tolist() == ["a"]
+    assert failed["message"].iloc[0] == (
+        "Action 'repay': cost raised KeyError: 'no debt on record'"
+    )
+    explainer.set_params(errors="raise")
+    with pytest.raises(KeyError, match="no debt on record"):
+        explainer.explain(rows)
+
+
+def test_graph_tau_raising_is_named(line_data):
+    X, y = line_data
+
+    def tau(x):
+        raise ArithmeticError("bad tau")
+
+    model = LogisticRegression().fit(X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=line_actions(),
+        feature_graph=FeatureGraph().add_edge("debt", "income", tau),
+        **SMALL,
+    ).fit(X)
+    with pytest.warns(UserWarning, match="1 of 1 rows"):
+        frame = explainer.explain(X[model.predict(X) == 0].iloc[:1])
+    assert frame["message"].tolist() == [
+        "tau of edge 'debt' -> 'income' raised ArithmeticError: bad tau"
+    ]

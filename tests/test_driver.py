@@ -8,6 +8,10 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _line import (
+    SMALL,
+    line_actions,
+)
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
@@ -101,3 +105,90 @@ def test_warnings_name_rows_as_plain_numbers(dummies_explained):
     assert messages
     assert "row 286:" in messages[0]
     assert "np.int64" not in messages[0]
+
+
+def test_a_nan_the_model_refuses_marks_only_that_row_error(line_data):
+    X, y = line_data
+    model = LogisticRegression().fit(X, y)
+    rows = X[model.predict(X) == 0].iloc[:3].copy()
+    rows.iloc[1, 0] = np.nan
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    with pytest.warns(UserWarning, match="1 of 3 rows"):
+        frame = explainer.explain(rows)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    assert status[rows.index[1]] == "error"
+    assert "NaN" in frame.loc[frame["instance"] == rows.index[1], "message"].iloc[0]
+    assert (status.drop(rows.index[1]) != "error").all()
+
+
+class FailsOnSomeRows:
+    """predict_proba raises for any state with ``zip == 13`` (a feature no
+    action changes, so only the one person with it is affected)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model = model
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        if (np.asarray(X["zip"]) == 13).any():
+            raise RuntimeError("cannot score zip 13")
+        return self.model.predict_proba(X[["income", "debt"]])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_model_raising_for_one_row_marks_only_that_row(line_data, n_jobs):
+    X, y = line_data
+    inner = LogisticRegression().fit(X, y)
+    X = X.assign(zip=np.arange(len(X)) % 10)
+    explainer = SequentialCounterfactualExplainer(
+        FailsOnSomeRows(inner), actions=line_actions(), n_jobs=n_jobs, **SMALL
+    ).fit(X)
+    rejected = X[inner.predict(X[["income", "debt"]]) == 0]
+    rows = pd.concat([rejected.iloc[:1], rejected.iloc[[1]].assign(zip=13)])
+    rows = pd.concat([rows, rejected.iloc[[2]]])
+    with pytest.warns(UserWarning, match=r"1 of 3 rows could not be explained"):
+        frame = explainer.explain(rows)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    failed = rows.index[1]
+    assert status.loc[failed] == "error"
+    assert (status.drop(failed) == "ok").all()
+    message = frame.loc[frame["instance"] == failed, "message"].iloc[0]
+    assert message == (
+        "the estimator's predict_proba raised RuntimeError: cannot score zip 13"
+    )
+    assert frame["instance"].drop_duplicates().tolist() == list(rows.index)
+
+
+def test_no_warning_when_every_row_is_explained(fitted_line, line_data):
+    X, _ = line_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = fitted_line.explain(X.iloc[:3])
+    assert frame["message"].isna().all()
+
+
+def test_empty_x_gives_an_empty_frame_with_every_column(fitted_line, line_data):
+    X, _ = line_data
+    frame, states, details = fitted_line.explain(
+        X.iloc[:0], return_states=True, return_details=True
+    )
+    full = fitted_line.explain(X.iloc[:2])
+    assert frame.empty and list(frame.columns) == list(full.columns)
+    assert dict(frame.dtypes) == dict(full.dtypes)
+    assert states.empty and list(states.columns) == [
+        "instance",
+        "solution",
+        "step",
+        "income",
+        "debt",
+    ]
+    assert details.empty

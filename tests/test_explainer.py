@@ -1398,3 +1398,9 @@ def test_a_failed_fit_keeps_what_was_there_before_it(credit_data, credit_model):
     assert vars(explainer) == before
     with pytest.raises(NotFittedError):
         check_is_fitted(explainer)
+
+
+def test_n_jobs_0_is_refused_at_fit_naming_it(logistic, line_data):
+    X, _ = line_data
+    with pytest.raises(ValueError, match="'n_jobs' parameter.*Got 0 instead"):
+        SequentialCounterfactualExplainer(logistic, n_jobs=0, **SMALL).fit(X)

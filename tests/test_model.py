@@ -1,12 +1,23 @@
 """The black box (sklearn_cscf._model): model calls, decisions, remembered
 answers, and what kind of model it is."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
+from _line import (
+    SMALL,
+    earn,
+    final_states,
+    line_actions,
+    repay,
+)
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
 
+from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._model import (
     ModelAdapter,
@@ -282,3 +293,242 @@ def test_a_cloned_fitted_model_points_to_frozen_estimator(
     X, _ = credit_data
     with pytest.raises(ValueError, match="FrozenEstimator"):
         clone(explainer).fit(X)
+
+
+class ArgmaxFreeModel:
+    """Duck-typed: predict accepts only when P(1) >= 0.8 (not the arg-max)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model = model
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    def predict(self, X):
+        return (self.predict_proba(X)[:, 1] >= 0.8).astype(int)
+
+
+class PredictOnly:
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model = model
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
+def thresholded(name, X, y):
+    base = LogisticRegression(max_iter=1000)
+    if name == "fixed-threshold":
+        return FixedThresholdClassifier(base, threshold=0.9).fit(X, y)
+    if name == "tuned-threshold":
+        return TunedThresholdClassifierCV(
+            base, scoring="precision", cv=3, random_state=0
+        ).fit(X, y)
+    if name == "duck-typed":
+        return ArgmaxFreeModel(base.fit(X, y))
+    return PredictOnly(base.fit(X, y))
+
+
+@pytest.mark.parametrize(
+    "name", ["fixed-threshold", "tuned-threshold", "duck-typed", "predict-only"]
+)
+def test_thresholded_models_agree_with_predict_on_every_reported_state(line_data, name):
+    X, y = line_data
+    model = thresholded(name, X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    assert explainer.uses_predict_
+    rows = X.iloc[:30]
+    frame, states = explainer.explain(rows, return_states=True)
+    status = frame.groupby("instance", sort=False)["status"].first()
+    predicted = pd.Series(model.predict(rows), index=rows.index)
+    # already_target exactly where the model's own predict accepts
+    assert (status == "already_target").tolist() == (predicted == 1).tolist()
+    assert (status[predicted == 0] == "ok").any()
+    finals = final_states(frame, states)
+    assert len(finals) and (model.predict(finals) == 1).all()
+    # transform's states are accepted too, and score counts what predict says
+    out = explainer.transform(rows)
+    solved = status.to_numpy() != "no_counterfactual"
+    assert (model.predict(out[solved]) == 1).all()
+
+
+def test_a_0_9_threshold_is_not_reached_at_probability_0_5(line_data):
+    X, y = line_data
+    model = FixedThresholdClassifier(LogisticRegression(), threshold=0.9).fit(X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    frame = explainer.explain(X[model.predict(X) == 0].iloc[:5])
+    ok = frame[frame["status"] == "ok"]
+    last = ok.groupby(["instance", "solution"])["target_proba"].last()
+    assert (last >= 0.9 - 1e-9).all()
+
+
+def test_an_argmax_model_is_searched_by_its_probabilities(line_data):
+    X, y = line_data
+    explainer = SequentialCounterfactualExplainer(
+        LogisticRegression().fit(X, y), actions=line_actions(), **SMALL
+    ).fit(X)
+    assert not explainer.uses_predict_
+
+
+class BrokenProba:
+    """predict_proba returns ``bad`` for the rows where income > limit."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model, bad, limit=-np.inf):
+        self.model, self.bad, self.limit = model, bad, limit
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        proba = self.model.predict_proba(X)
+        proba[np.asarray(X["income"]) > self.limit] = self.bad
+        return proba
+
+
+@pytest.mark.parametrize(
+    "bad", [np.nan, np.inf, [1.5, -0.5]], ids=["nan", "inf", "outside"]
+)
+def test_nan_infinite_or_out_of_range_probabilities_are_an_error(line_data, bad):
+    X, y = line_data
+    model = BrokenProba(LogisticRegression().fit(X, y), bad)
+    with pytest.raises(ValueError, match="not probabilities"):
+        SequentialCounterfactualExplainer(model, actions=line_actions()).fit(X)
+
+
+def test_a_model_turning_nan_for_some_states_marks_those_rows_error(line_data):
+    X, y = line_data
+    model = BrokenProba(LogisticRegression().fit(X, y), np.nan, limit=1e9)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=line_actions(), **SMALL
+    ).fit(X)
+    model.limit = 95.0  # from now on, states with income > 95 get NaN
+    rows = X[(X["income"] < 60) & (model.model.predict(X) == 0)].iloc[:3]
+    with pytest.warns(UserWarning, match=r"3 of 3 rows could not be explained"):
+        frame = explainer.explain(rows)
+    assert frame["status"].tolist() == ["error"] * 3
+    assert frame["message"].str.contains("not probabilities").all()
+
+
+class Noisy:
+    """Duck-typed: the probability of class 1 with noise of sd ``sd`` on
+    every call (a model that is not deterministic)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model, sd=0.15):
+        self.model, self.sd = model, sd
+        self.rng = np.random.default_rng(0)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        p = self.model.predict_proba(X)[:, 1]
+        p = np.clip(p + self.rng.normal(0, self.sd, p.shape[0]), 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+class SecondThoughts:
+    """Duck-typed, without ``predict``: the logistic model's answer the 1st,
+    3rd, 5th ... time a row is asked, a rejection the 2nd, 4th ... time. The
+    search asks about each state once (it remembers answers); a fresh call
+    about a final state is its second."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model, self.asked = model, {}
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        proba = self.model.predict_proba(X)
+        for r, row in enumerate(np.asarray(X, dtype=float)):
+            key = row.tobytes()
+            self.asked[key] = self.asked.get(key, 0) + 1
+            if self.asked[key] % 2 == 0:
+                proba[r] = [1.0, 0.0]
+        return proba
+
+
+def test_a_model_whose_answers_vary_is_named_at_fit(logistic, line_data):
+    X, _ = line_data
+    with pytest.warns(UserWarning, match="not deterministic.*checked with a fresh"):
+        SequentialCounterfactualExplainer(Noisy(logistic), **SMALL).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a deterministic model: no warning
+        SequentialCounterfactualExplainer(logistic, **SMALL).fit(X)
+
+
+def test_plans_a_fresh_call_does_not_accept_are_not_reported_ok(logistic, line_data):
+    X, _ = line_data
+    model = SecondThoughts(logistic)
+    with pytest.warns(UserWarning, match="not deterministic"):
+        explainer = SequentialCounterfactualExplainer(
+            model, actions=[earn(), repay()], **SMALL
+        ).fit(X)
+    rows = X[logistic.predict(X) == 0].iloc[:4]
+    # the search finds plans the model accepted once; asked again about their
+    # final states, it rejects every one: none may be reported "ok"
+    frame = explainer.explain(rows)
+    assert set(frame["status"]) == {"no_counterfactual"}
+    # the same search with a model that keeps its word reports plans
+    ok = SequentialCounterfactualExplainer(
+        logistic, actions=[earn(), repay()], **SMALL
+    ).fit(X)
+    assert (ok.explain(rows)["status"] == "ok").all()
+
+
+def test_a_deterministic_model_is_not_asked_again(logistic, line_data):
+    X, _ = line_data
+    explainer = SequentialCounterfactualExplainer(
+        logistic, actions=[earn(), repay()], **SMALL
+    ).fit(X)
+    assert explainer._fitted.varies is False
+
+
+class FailingFit(LogisticRegression):
+    def fit(self, X, y):
+        raise ArithmeticError("singular matrix")
+
+
+class FailingProba(LogisticRegression):
+    def predict_proba(self, X):
+        raise OSError("model server down")
+
+
+def test_fit_names_the_estimator_and_what_it_was_doing(line_data):
+    X, y = line_data
+    explainer = SequentialCounterfactualExplainer(FailingFit(), **SMALL)
+    with pytest.raises(ArithmeticError) as caught:
+        explainer.fit(X, y)
+    message = str(caught.value)
+    assert "The estimator FailingFit raised ArithmeticError in its fit" in message
+    assert "singular matrix" in message
+    assert isinstance(caught.value.__cause__, ArithmeticError)
+    assert str(caught.value.__cause__) == "singular matrix"
+
+    fitted = FailingProba().fit(X, y)
+    with pytest.raises(OSError, match="FailingProba raised OSError in fit") as caught:
+        SequentialCounterfactualExplainer(fitted, **SMALL).fit(X)
+    assert str(caught.value.__cause__) == "model server down"

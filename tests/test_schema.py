@@ -3,7 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from _line import SMALL
 
+from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._schema import FeatureSchema
 
 
@@ -175,3 +177,10 @@ def test_to_frame_gives_nullable_columns_back_their_dtype():
     pd.testing.assert_frame_equal(schema.to_frame(encoded), X)
     encoded[0, 0] = 30.5  # a fraction in an Int64 column reads as Float64
     assert schema.to_frame(encoded)["age"].dtype == "Float64"
+
+
+def test_a_column_whose_span_overflows_is_refused_naming_it(logistic):
+    X = pd.DataFrame({"income": [-1.7e308, 0.0, 1.7e308], "debt": [1.0, 2.0, 3.0]})
+    explainer = SequentialCounterfactualExplainer(logistic, **SMALL)
+    with pytest.raises(ValueError, match="Column 'income' spans"):
+        explainer.fit(X)

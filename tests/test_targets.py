@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _line import line_actions
 from sklearn.datasets import load_diabetes, load_iris
 from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -377,3 +378,15 @@ def test_every_row_already_accepted_warns_about_the_target(
     accepted = X[credit_model.predict(X) == "good"].iloc[:3]
     with pytest.warns(UserWarning, match=r"Every row .* target class 'good'"):
         explainer.explain(accepted)
+
+
+@pytest.mark.parametrize(
+    ("target", "match"), [([1, 5], r"\[5\] are not"), ([], "an empty set")]
+)
+def test_a_set_of_target_classes_must_name_known_classes(line_data, target, match):
+    X, y = line_data
+    explainer = SequentialCounterfactualExplainer(
+        LogisticRegression().fit(X, y), actions=line_actions(), target_class=target
+    )
+    with pytest.raises(ValueError, match=match):
+        explainer.fit(X)

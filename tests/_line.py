@@ -1,0 +1,57 @@
+"""The line problem of the tests of hostile inputs: two numeric features,
+accepted when income - debt is large (the fixtures ``line_data`` and
+``logistic`` are in conftest)."""
+
+import warnings
+
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
+
+SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
+
+
+def line_actions(**extra):
+    return [
+        Action("earn", "income", values=(0.0, 200.0), direction="increase", **extra),
+        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
+    ]
+
+
+def final_states(frame, states):
+    """The last state of every reported sequence."""
+    ok = frame[frame["status"] == "ok"]
+    keys = ok.groupby(["instance", "solution"])["length"].first().reset_index()
+    merged = keys.merge(
+        states,
+        left_on=["instance", "solution", "length"],
+        right_on=["instance", "solution", "step"],
+    )
+    return merged[list(states.columns[3:])]
+
+
+def earn(**extra):
+    return Action("earn", "income", values=(0.0, 200.0), direction="increase", **extra)
+
+
+def repay(**extra):
+    return Action("repay", "debt", values=(0.0, 50.0), direction="decrease", **extra)
+
+
+def explain_rows(model, line_data, actions, graph=None, n=3, **params):
+    X, _ = line_data
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, feature_graph=graph, **{**SMALL, **params}
+    ).fit(X)
+    rows = X[model.predict(X) == 0].iloc[:n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return explainer.explain(rows, return_states=True)
+
+
+def only_message(frame):
+    """The message of rows that all failed the same way (counts aside: the
+    first message, after checking that every row has one of its kind)."""
+    assert (frame["status"] == "error").all(), frame[["status", "message"]]
+    messages = frame["message"].unique().tolist()
+    kinds = {m.split(";")[0].split(" with ")[0] for m in messages}
+    assert len(kinds) == 1, messages
+    return messages[0]
