@@ -15,8 +15,8 @@ import pandas as pd
 from sklearn_cscf._answers import Answers
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
-from sklearn_cscf._dataframes import frame_library
 from sklearn_cscf._feature_names import quiet_names, warn_fitted_without_names
+from sklearn_cscf._input_frames import frame_library
 from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf._model import (
     answers_vary,

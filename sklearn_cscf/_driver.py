@@ -27,12 +27,12 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import Output, assemble, make_piece
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._compile import compiled_for, plausibility_objective
 from sklearn_cscf._engine import Problem, Shipment, explain_block
 from sklearn_cscf._model import decisions_now
 from sklearn_cscf._objectives import default_objectives
+from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._result import InstanceResult
 from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn_cscf._answers import AnswerMemo
 from sklearn_cscf._callable_checks import describe_error
 from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._model import ModelAdapter, Usage, ask
+from sklearn_cscf._model import ModelAdapter, Usage, answer_batch
 from sklearn_cscf._objectives import (
     Candidates,
     evaluate_objectives,
@@ -165,7 +165,7 @@ class Block:
         problem = self.problem
         paths = self._simulate(owner, keys, work=work)
         members, counts = np.unique(owner, return_counts=True)
-        answers = ask(
+        answers = answer_batch(
             self.model,
             self.memos,
             self.usage,
@@ -273,7 +273,7 @@ class Block:
                 # answers vary between calls (fit saw it): forget the search's
                 # and ask afresh; the report then shows these fresh answers
                 self.memos = [AnswerMemo(self.model.width) for _ in range(len(self))]
-                fresh = ask(
+                fresh = answer_batch(
                     self.model,
                     self.memos,
                     self.usage,
@@ -305,7 +305,7 @@ class Block:
         taken = (steps >= 1) & (steps <= paths.lengths[:, None])
         step_owner = np.repeat(owner, taken.sum(axis=1))
         step_members, step_counts = np.unique(step_owner, return_counts=True)
-        answers = ask(
+        answers = answer_batch(
             self.model,
             self.memos,
             self.usage,

@@ -7,8 +7,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklearn_cscf._compile import feature_info, resolve
-from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._driver import run
+from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
     Interval,

@@ -10,7 +10,7 @@ from dataclasses import asdict, fields
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import frame_library
+from sklearn_cscf._input_frames import frame_library
 from sklearn_cscf._result import (
     Diagnostics,
     jaccard_distance,

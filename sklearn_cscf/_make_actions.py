@@ -15,7 +15,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import to_pandas
+from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._validation import is_listlike
 from sklearn_cscf.actions import DIRECTIONS, Action

@@ -3,7 +3,7 @@
 - :class:`ModelAdapter` calls the fitted model (a classifier or a regressor)
   on encoded states (one call for a whole batch), checks what it returns and
   times the calls.
-- :func:`ask` answers a batch of states of many instances: remembered states
+- :func:`answer_batch` answers a batch of states of many instances: remembered states
   from the memos (:mod:`sklearn_cscf._answers`), every other distinct state in
   one model call.
 - :func:`decisions_now`: the model's answer about each row to explain, and
@@ -199,7 +199,7 @@ class Usage:
     seconds: float = 0.0  # its share (by rows) of the calls' time
 
 
-def ask(model, memos, usage, groups, states, work=None):
+def answer_batch(model, memos, usage, groups, states, work=None):
     """Answers for ``states`` of several instances, in at most one model call.
 
     Parameters

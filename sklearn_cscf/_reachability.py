@@ -36,7 +36,7 @@ import itertools
 
 import numpy as np
 
-from sklearn_cscf._model import ask
+from sklearn_cscf._model import answer_batch
 from sklearn_cscf._simulation import simulate
 from sklearn_cscf._spaces import DiscreteSpace
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
@@ -142,7 +142,9 @@ def mark_unreachable(block, results):
             problem.graph,
             start_discounts=block.start_discounts[owner],
         )
-        answers = ask(block.model, block.memos, block.usage, groups, paths.final)
+        answers = answer_batch(
+            block.model, block.memos, block.usage, groups, paths.final
+        )
     except Exception:
         # a callable or the model failing on an extreme value proves nothing:
         # the rows keep "no_counterfactual"

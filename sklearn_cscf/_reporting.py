@@ -7,7 +7,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
@@ -15,6 +14,7 @@ from sklearn_cscf._frames import (
     free_orders,
     initial_values,
 )
+from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._saving import read_frame, write_frame
 from sklearn_cscf._sklearn_compat import HasMethods, validate_params
 from sklearn_cscf._status import (

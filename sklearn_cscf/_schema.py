@@ -14,7 +14,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import restore_numbers, to_model_frame
+from sklearn_cscf._input_frames import restore_numbers, to_model_frame
 
 
 def _is_numeric_column(values):

@@ -21,7 +21,7 @@ LAYERS = {
     "shared": [
         "_status",
         "_validation",
-        "_dataframes",
+        "_input_frames",
         "_sklearn_compat",
         "_pickling",
         "_dask",
@@ -48,7 +48,7 @@ LAYERS = {
         "_reachability",
     ],
     "fit": ["_compile", "_make_actions"],
-    "driver": ["_driver", "_batches", "_checkpoints"],
+    "driver": ["_driver", "_pieces", "_checkpoints"],
     "estimator": ["_explainer"],
     "post-hoc": [
         "_reporting",
@@ -91,7 +91,7 @@ MAY_IMPORT = {
 REPLAY_SHARES = {
     "sklearn_cscf._status",
     "sklearn_cscf._validation",
-    "sklearn_cscf._dataframes",
+    "sklearn_cscf._input_frames",
     "sklearn_cscf._frames",
     "sklearn_cscf._sklearn_compat",
 }

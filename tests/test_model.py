@@ -22,7 +22,7 @@ from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._model import (
     ModelAdapter,
     Usage,
-    ask,
+    answer_batch,
     decisions_now,
     is_fitted,
     model_classes,
@@ -200,7 +200,7 @@ def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
 # ---------------------------------------------------------------------- #
 # asking for many instances at once
 # ---------------------------------------------------------------------- #
-def test_ask_sends_each_new_state_once_and_remembers_it(schema):
+def test_answer_batch_sends_each_new_state_once_and_remembers_it(schema):
     counted = Counted()
     model = ModelAdapter(counted, schema, Thresholded.classes_, True)
     memos = [AnswerMemo(model.width), AnswerMemo(model.width)]
@@ -208,12 +208,12 @@ def test_ask_sends_each_new_state_once_and_remembers_it(schema):
     # instance 0 asks two states, instance 1 one of them again and a new one
     batch = states(0.3, 0.9, 0.9, 0.5)
     groups = [(0, slice(0, 2)), (1, slice(2, 4))]
-    answers = ask(model, memos, usage, groups, batch)
+    answers = answer_batch(model, memos, usage, groups, batch)
     assert answers.decision.tolist() == [0, 1, 1, 0]
     # 0.9 is sent once
     assert counted.calls == [("predict_proba", 3), ("predict", 3)]
     assert [u.n_asked for u in usage] == [2, 2]
-    again = ask(model, memos, usage, groups, batch)
+    again = answer_batch(model, memos, usage, groups, batch)
     assert again.decision.tolist() == answers.decision.tolist()
     assert len(counted.calls) == 2  # every state remembered: no new call
     assert [u.n_calls for u in usage] == [1, 1]

@@ -4,7 +4,7 @@ then the state's features."""
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import restore_numbers
+from sklearn_cscf._input_frames import restore_numbers
 from sklearn_cscf._replay._util import is_missing
 
 # the replay's own columns; the features of X follow them

@@ -17,13 +17,13 @@ from numbers import Real
 
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._frames import check_frame
+from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._replay._frame import COLUMNS, to_frame
 from sklearn_cscf._replay._stepper import replay_instance
 from sklearn_cscf._replay._util import is_missing
 from sklearn_cscf._replay._values import Definitions
-from sklearn_cscf._replay._verdict import judge
+from sklearn_cscf._replay._verdict import check_reached
 from sklearn_cscf._sklearn_compat import Interval, validate_params
 from sklearn_cscf._validation import check_X
 
@@ -228,7 +228,7 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     records = []
     for label, rows in _instances(frame):
         records.extend(replay_instance(defs, label, rows, reported_states))
-    judge(defs, records)
+    check_reached(defs, records)
     return to_frame(defs, records)
 
 

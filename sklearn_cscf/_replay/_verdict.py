@@ -5,13 +5,13 @@ whether each state reaches it as the frame says."""
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._dataframes import to_model_frame
+from sklearn_cscf._input_frames import to_model_frame
 from sklearn_cscf._replay._checks import differs
 from sklearn_cscf._replay._util import plain_value
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
 
 
-def judge(defs, records):
+def check_reached(defs, records):
     """Ask the model about every state and check its verdicts."""
     # a row that failed in the search (status "error") is not asked again
     asked = [r for r in records if r["status"] != STATUS_ERROR]
@@ -80,7 +80,7 @@ def verdicts(defs, states):
     without ``predict_proba``), in one call of each for all states; a
     state the model fails on gets ``None`` and the error's text."""
     try:
-        predicted, proba = ask(defs, states)
+        predicted, proba = predict_states(defs, states)
         if proba is None:
             proba = [None] * len(states)
         return predicted, proba, [None] * len(states)
@@ -89,7 +89,7 @@ def verdicts(defs, states):
     predicted, proba, failures = [], [], []
     for state in states:
         try:
-            label, row = ask(defs, [state])
+            label, row = predict_states(defs, [state])
             predicted.append(label[0])
             proba.append(None if row is None else row[0])
             failures.append(None)
@@ -100,7 +100,7 @@ def verdicts(defs, states):
     return predicted, proba, failures
 
 
-def ask(defs, states):
+def predict_states(defs, states):
     if not states:
         return [], None
     # the kind of frame the explainer was fitted on (polars: converted)

@@ -1,11 +1,11 @@
 """Pieces of the output and their assembly in input order
-(sklearn_cscf._batches)."""
+(sklearn_cscf._pieces)."""
 
 import numpy as np
 import pandas as pd
 from _results import ACTIONS, SCHEMA, TARGETS, ok_result, quick_result
 
-from sklearn_cscf._batches import Output, assemble, make_piece
+from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_NO_COUNTERFACTUAL,

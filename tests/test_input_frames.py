@@ -17,7 +17,7 @@ from sklearn_cscf import (
     describe,
     replay,
 )
-from sklearn_cscf._dataframes import frame_library, to_pandas
+from sklearn_cscf._input_frames import frame_library, to_pandas
 from sklearn_cscf.datasets import make_credit_applicants
 
 pl = pytest.importorskip("polars")
