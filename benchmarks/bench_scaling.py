@@ -97,8 +97,8 @@ def parse_args(argv=None):
         "--also",
         nargs="*",
         default=[],
-        metavar="WORKERS:ROWS",
-        help="more runs, e.g. 16:512",
+        metavar="WORKERS:ROWS[:BATCH]",
+        help="more runs, e.g. 16:512, or 16:64:4 (blocks of 4 rows)",
     )
     simulate.add_argument("--batch-size", type=int, default=64)
     simulate.add_argument(
@@ -108,7 +108,9 @@ def parse_args(argv=None):
         help="how much slower a block runs when several run at once (assumed)",
     )
     simulate.add_argument("--save", help="save the recorded runs (JSON)")
-    simulate.add_argument("--load", help="simulate saved runs, recording none")
+    simulate.add_argument(
+        "--load", nargs="+", help="simulate saved runs (JSON), recording none"
+    )
     return parser.parse_args(argv)
 
 
@@ -631,10 +633,15 @@ def simulate_main(args):
     import json
 
     if args.load:
-        with open(args.load) as f:
-            saved = json.load(f)
-        runs = {tuple(json.loads(k)): v for k, v in saved["runs"].items()}
-        header = saved["header"]
+        runs, headers = {}, []
+        for path in args.load:
+            with open(path) as f:
+                saved = json.load(f)
+            for key, run in saved["runs"].items():
+                n_workers, n_rows = json.loads(key)[:2]
+                runs[(n_workers, n_rows, run["batch_size"])] = run
+            headers.append(saved["header"])
+        header = "\n".join(dict.fromkeys(headers))
     else:
         scenario = SCENARIOS["adult"]
         with threadpool_limits(limits=1):
@@ -663,22 +670,29 @@ def simulate_main(args):
             f"n_generations={explainer.n_generations!r}, batch_size "
             f"{args.batch_size}, seed {args.seed}"
         )
-        wanted = [(1, args.rows or args.rows_per_worker)]
+        batch = args.batch_size
+        wanted = [(1, args.rows or args.rows_per_worker, batch)]
         for n_workers in args.simulate:
-            wanted.append((n_workers, args.rows or args.rows_per_worker * n_workers))
+            rows = args.rows or args.rows_per_worker * n_workers
+            wanted.append((n_workers, rows, batch))
         for extra in args.also:
-            n_workers, n_rows = (int(v) for v in extra.split(":"))
-            wanted.append((n_workers, n_rows))
+            values = [int(v) for v in extra.split(":")]
+            wanted.append((*values[:2], values[2] if len(values) > 2 else batch))
         runs, frames = {}, {}
-        for n_workers, n_rows in dict.fromkeys(wanted):
+        for n_workers, n_rows, batch_size in dict.fromkeys(wanted):
             rows = pick_rejected(X_test, predicted, n_rows, args.seed)
-            run, frame = record_run(explainer, rows, n_workers, args.batch_size)
+            run, frame = record_run(explainer, rows, n_workers, batch_size)
+            # a cheap guess of each row's cost: how far the model puts it
+            # from the target class now (every picked row is searched)
+            with threadpool_limits(limits=1):
+                run["expected"] = (1 - model.predict_proba(rows)[:, 1]).tolist()
             if n_rows in frames and not frame.equals(frames[n_rows]):
                 raise SystemExit(f"{n_rows} rows: the frame depends on the blocks")
             frames[n_rows] = frame
-            runs[(n_workers, len(rows))] = run
+            runs[(n_workers, len(rows), batch_size)] = run
             print(
-                f"recorded {n_workers:>2} workers, {len(rows):>4} rows: "
+                f"recorded {n_workers:>2} workers, {len(rows):>4} rows, batch_size "
+                f"{batch_size}: "
                 f"{len(run['blocks'])} blocks, {run['total']:.2f} CPU s",
                 flush=True,
             )
@@ -694,19 +708,20 @@ def simulate_main(args):
     print(header)
     print(
         "Inputs: CPU seconds (time.thread_time) of each block, generation and "
-        "parent step,\nrecorded running every block in this process; the "
-        "makespan is simulated (joblib's\ndispatch: batch_size='auto', "
-        f"pre_dispatch='2*n_jobs'). Contention factor {args.contention} "
-        "(assumed,\nnot measurable on this machine) slows every block when "
-        "more than one worker runs."
+        "parent step,\nrecorded running the blocks the driver forms for W "
+        "workers one after the other in\nthis process. Simulated: joblib's "
+        "dispatch (batch_size='auto', pre_dispatch='2*n_jobs')\nof those "
+        "blocks to W workers, and the parent making each block's piece as "
+        "they arrive.\nOther schedules: blocks rebuilt from each row's CPU "
+        "(the row model)."
     )
     model = RowModel(list(runs.values()))
     print(
-        f"Row model: {model.per_generation * 1e3:.2f} ms per generation of a "
+        f"Row model: {model.per_generation * 1e3:.1f} ms per generation of a "
         f"block, {model.per_block * 1e3:.0f} ms per block, plus each row's own "
         "CPU."
     )
-    base_key = min(k for k in runs if k[0] == 1)
+    base_key = min(k for k in runs if k[0] == 1 and k[2] == args.batch_size)
     base = runs[base_key]
     base_time = run_time(
         [b["cpu"] for b in base["blocks"]],
@@ -716,82 +731,142 @@ def simulate_main(args):
         1,
     )
     base_rate = base["n_rows"] / base_time
-    lines = []
-    for (n_workers, n_rows), run in sorted(runs.items()):
-        rows = model.rows(run)
-        n = len(rows)
-        blocks = [b["cpu"] for b in run["blocks"]]
-        serial = run["before"] + run["after"]
-        cases = [("driver", None)]
-        if n_workers > 1:
-            cases += [(f"batch_size={bs}", bs) for bs in (8, 4)]
-        for name, batch_size in cases:
-            if batch_size is None:
-                plain = run_time(
-                    blocks, run["pieces"], run["before"], run["after"], n_workers
-                )
-                slowed = run_time(
-                    [d * (args.contention if n_workers > 1 else 1) for d in blocks],
-                    run["pieces"],
-                    run["before"],
-                    run["after"],
-                    n_workers,
-                )
-                groups = run["blocks"]
-                fit = predicted_time(
-                    model,
-                    rows,
-                    [b["positions"] for b in groups],
-                    run,
-                    n_workers,
-                )
-                n_blocks = len(groups)
-            else:
-                groups = _contiguous(n, batch_size, n_workers)
-                plain = predicted_time(model, rows, groups, run, n_workers)
-                slowed = predicted_time(
-                    model, rows, groups, run, n_workers, args.contention
-                )
-                fit = float("nan")
-                n_blocks = len(groups)
-            work = serial + sum(blocks) + sum(run["pieces"][:-1])
-            amdahl = 1 / (serial / work + (1 - serial / work) / n_workers)
-            measured = MEASURED_16_CORES.get((n_workers, n_rows, batch_size))
-            lines.append(
-                (
-                    n_workers,
-                    n_rows,
-                    name,
-                    n_blocks,
-                    serial,
-                    sum(blocks),
-                    plain,
-                    fit,
-                    n_rows / plain / base_rate,
-                    n_rows / slowed / base_rate,
-                    amdahl,
-                    measured,
-                )
-            )
+    print(
+        f"Speed-up: rows per second over the one-worker run's ({base['n_rows']} "
+        f"rows, {base_time:.2f} s, n_jobs=1);\n'x{args.contention}': every block "
+        f"{args.contention} x slower when more than one worker runs (assumed: "
+        "not measurable\nhere); '16-core': issue 25's measured table; "
+        "'implied': the slow-down that makes the\nsimulation match it."
+    )
     head = (
-        f"{'workers':>7} {'rows':>5} {'schedule':<14} {'blocks':>6} "
-        f"{'serial s':>8} {'block CPU s':>11} {'makespan s':>10} "
-        f"{'(row model)':>11} {'speed-up':>8} {'x contention':>12} "
-        f"{'Amdahl':>6} {'16-core':>7}"
+        f"{'workers':>7} {'rows':>5} {'schedule':<26} {'blocks':>6} "
+        f"{'serial':>6} {'makespan s':>10} {'speed-up':>8} "
+        f"{'x' + str(args.contention):>7} {'Amdahl':>6} {'16-core':>7} "
+        f"{'implied':>7}"
     )
     print()
-    print(
-        f"(speed-up: rows per second over the one-worker run's, "
-        f"{base['n_rows']} rows; '16-core': issue 25's measured table)"
-    )
     print(head)
     print("-" * len(head))
-    for w, r, name, nb, serial, cpu, plain, fit, s1, s2, amdahl, measured in lines:
-        print(
-            f"{w:>7} {r:>5} {name:<14} {nb:>6} {serial:>8.2f} {cpu:>11.2f} "
-            f"{plain:>10.2f} {fit:>11.2f} {s1:>8.2f} {s2:>12.2f} {amdahl:>6.2f} "
-            f"{'' if measured is None else f'{measured:.2f}':>7}"
+    for (n_workers, n_rows, _), run in sorted(runs.items()):
+        for name, batch_size, time_at in schedules(model, run, n_workers):
+            plain = time_at(1.0)
+            slowed = time_at(args.contention if n_workers > 1 else 1.0)
+            serial = run["before"] + run["after"]
+            work = serial + sum(b["cpu"] for b in run["blocks"]) + sum(run["pieces"])
+            fraction = serial / work
+            amdahl = 1 / (fraction + (1 - fraction) / n_workers)
+            measured = None
+            if batch_size is not None:  # the issue's schedule: consecutive rows
+                size = batch_size
+                if batch_size == "consecutive":
+                    size = None if run["batch_size"] == 64 else run["batch_size"]
+                measured = MEASURED_16_CORES.get((n_workers, n_rows, size))
+            implied = ""
+            if measured is not None and n_workers > 1:
+                goal = n_rows / (measured * base_rate)  # the measured wall time
+                low, high = 0.5, 4.0
+                for _ in range(40):
+                    middle = (low + high) / 2
+                    low, high = (
+                        (middle, high) if time_at(middle) < goal else (low, middle)
+                    )
+                implied = f"{low:.2f}"
+            print(
+                f"{n_workers:>7} {n_rows:>5} {name:<26} "
+                f"{schedules.n_blocks:>6} {fraction:>6.1%} {plain:>10.2f} "
+                f"{n_rows / plain / base_rate:>8.2f} "
+                f"{n_rows / slowed / base_rate:>7.2f} {amdahl:>6.2f} "
+                f"{'' if measured is None else f'{measured:.2f}':>7} {implied:>7}"
+            )
+
+
+def balanced_blocks(n, batch_size, n_workers, expected):
+    """The driver's number and sizes of blocks, the rows dealt longest-
+    expected first to the block expected to end first that has room (LPT),
+    the blocks handed out longest-expected first."""
+    import heapq
+
+    consecutive = _contiguous(n, batch_size, n_workers)
+    room = [len(block) for block in consecutive]
+    members = [[] for _ in consecutive]
+    loads = np.zeros(len(consecutive))
+    heap = [(0.0, k) for k in range(len(consecutive))]
+    for row in np.argsort(-expected, kind="stable"):
+        load, k = heapq.heappop(heap)
+        members[k].append(int(row))
+        loads[k] = load + float(expected[row])
+        if len(members[k]) < room[k]:
+            heapq.heappush(heap, (loads[k], k))
+    return [sorted(members[k]) for k in np.argsort(-loads, kind="stable")]
+
+
+def schedules(model, run, n_workers):
+    """``(name, batch_size, wall time at a slow-down)`` of the recorded
+    schedule ("driver": the measured blocks) and of others the row model
+    builds from the same rows: consecutive blocks (the driver's rule),
+    balanced blocks (rows dealt by the model's probability of the target
+    class now, a guess the parent has for free, or by each row's measured
+    CPU, the best any guess could do), smaller consecutive blocks, and no
+    imbalance at all (every worker the same share of the work)."""
+    rows = model.rows(run)
+    n = len(rows)
+    blocks = [b["cpu"] for b in run["blocks"]]
+
+    def measured(factor):
+        return run_time(
+            [d * factor for d in blocks],
+            run["pieces"],
+            run["before"],
+            run["after"],
+            n_workers,
         )
+
+    def rebuilt(groups):
+        def at(factor):
+            return predicted_time(model, rows, groups, run, n_workers, factor)
+
+        return at
+
+    def even(factor):
+        share = (sum(blocks) + sum(run["pieces"])) / n_workers
+        return run["before"] + share * factor + run["after"]
+
+    batch = run["batch_size"]
+    consecutive = _contiguous(n, batch, n_workers)
+    driver_consecutive = [b["positions"] for b in run["blocks"]] == consecutive
+    schedules.n_blocks = len(blocks)
+    yield (
+        ("driver" if driver_consecutive else "driver, balanced"),
+        ("consecutive" if driver_consecutive else None),
+        measured,
+    )
+    if n_workers == 1:
+        return
+    expected = run.get("expected")
+    costs = np.array([model.block([row]) for row in rows])
+    for name, groups, batch_size in [
+        (
+            "consecutive",
+            None if driver_consecutive else consecutive,
+            "consecutive",
+        ),
+        (
+            "balanced, proba",
+            None
+            if expected is None or len(expected) != n
+            else balanced_blocks(n, batch, n_workers, np.asarray(expected)),
+            None,
+        ),
+        ("balanced, oracle", balanced_blocks(n, batch, n_workers, costs), None),
+        ("consecutive, 8", _contiguous(n, 8, n_workers), 8),
+        ("consecutive, 4", _contiguous(n, 4, n_workers), 4),
+    ]:
+        if groups is None:
+            continue
+        schedules.n_blocks = len(groups)
+        yield f"{name} (model)", batch_size, rebuilt(groups)
+    schedules.n_blocks = n_workers
+    yield "no imbalance", None, even
 
 
 if __name__ == "__main__":

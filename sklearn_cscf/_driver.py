@@ -14,7 +14,6 @@ checkpoint change the output.
 """
 
 import hashlib
-import heapq
 import warnings
 from dataclasses import dataclass
 from numbers import Integral
@@ -102,9 +101,8 @@ def explain_rows(
     """
     n = encoded.shape[0]
     known = decisions.decision >= 0
-    gap = np.full(n, np.nan)  # how far each row is from its target now
-    gap[known] = problem.target.gap(decisions.take(known), codes[known])
-    reached = gap == 0
+    reached = np.zeros(n, dtype=bool)
+    reached[known] = problem.target.gap(decisions.take(known), codes[known]) == 0
     needing = np.flatnonzero(known & ~reached)
     shipment = Shipment(problem)
     entropy = _base_entropy(schedule.random_state)
@@ -138,10 +136,7 @@ def explain_rows(
     }
     seeds = [instance_seed(entropy, encoded[r], codes[r]) for r in searched]
     blocks = _blocks(
-        searched.size,
-        schedule.batch_size,
-        effective_n_jobs(schedule.n_jobs),
-        expected=gap[searched],
+        searched.size, schedule.batch_size, effective_n_jobs(schedule.n_jobs)
     )
     tasks = (
         delayed(_explain_block)(
@@ -166,8 +161,7 @@ def explain_rows(
             store,
         )
 
-    # each block's piece also takes the quick rows up to its last row (the
-    # last block handed out: all that are left)
+    # each block's piece also takes the quick rows up to its last row
     ends = [int(searched[block[-1]]) for block in blocks[:-1]] + [n]
     with _progress(schedule.verbose, searched.size) as progress:
         parallel = Parallel(n_jobs=schedule.n_jobs, return_as="generator")
@@ -210,44 +204,13 @@ def _explain_block(shipment, x0, targets, seeds, errors):
         return explain_block(shipment.problem, x0, targets, seeds, errors)
 
 
-def _blocks(n, batch_size, n_workers, expected=None):
-    """Row positions of each block, in the order they are handed out.
-
-    At most ``batch_size`` rows a block, and at least one block per worker
-    while there are rows to share; the blocks hold as many rows as
-    consecutive rows split evenly would. On one worker, or without a finite
-    ``expected`` cost per row that differs between rows, each block holds
-    consecutive rows. Otherwise the rows are dealt longest-expected first to
-    the block expected to end first (that still has room), and the blocks
-    are handed out longest-expected first, so that the workers end together
-    (``expected``: the model's distance from the target now, a cheap guess
-    of how long a row searches; see benchmarks/bench_scaling.py
-    --simulate). A row's result does not depend on its block.
-    """
+def _blocks(n, batch_size, n_workers):
+    """Row positions of each block: at most ``batch_size`` rows, and at least
+    one block per worker while there are rows to share."""
     if n == 0:
         return []
     n_blocks = max(-(-n // batch_size), min(n, n_workers))
-    consecutive = np.array_split(np.arange(n), n_blocks)
-    if (
-        n_workers <= 1
-        or n_blocks == 1
-        or expected is None
-        or not np.all(np.isfinite(expected))
-        or np.ptp(expected) == 0
-    ):
-        return consecutive
-    room = [len(block) for block in consecutive]
-    members = [[] for _ in range(n_blocks)]
-    loads = np.zeros(n_blocks)
-    heap = [(0.0, k) for k in range(n_blocks)]  # (expected load, block)
-    for row in np.argsort(-np.asarray(expected, dtype=float), kind="stable"):
-        load, k = heapq.heappop(heap)
-        members[k].append(int(row))
-        loads[k] = load + float(expected[row])
-        if len(members[k]) < room[k]:
-            heapq.heappush(heap, (loads[k], k))
-    order = np.argsort(-loads, kind="stable")
-    return [np.array(sorted(members[k]), dtype=np.intp) for k in order]
+    return np.array_split(np.arange(n), n_blocks)
 
 
 class _NoProgress:
