@@ -27,6 +27,34 @@ throughput on the same cores (issue 18).
 
     python benchmarks/bench_scaling.py [--n-instances 20] [--no-dask]
         [--settings n_jobs=-1 dask]
+
+**A scaling model** (``--simulate``, issue 25): how many workers would scale,
+from runs on the cores at hand. For each number of workers W (and one
+worker), ``--rows-per-worker`` (16) rejected rows per worker are explained
+with the explainer's default settings, in this process: the driver forms the
+blocks it would give W workers, and they run one after the other while the
+CPU seconds (``time.thread_time``, which other work on the machine hardly
+changes) of each block, each of its generations and each step of the parent
+(before the blocks: checking, encoding, the first model pass; each block's
+piece of the output; after: assembling the frame) are recorded with each
+row's generations. The makespan is then simulated: joblib's dispatch of the
+blocks to W workers (``batch_size="auto"``, ``pre_dispatch="2*n_jobs"``: a
+free worker takes the next block in submission order) and the parent making
+the pieces as the results arrive. Printed: the speed-up over the one-worker
+run (rows per second, as issue 25's 16-core table, shown beside it), the
+serial share and its Amdahl bound, and other schedules rebuilt from the same
+rows by a row model (a block costs a fixed part, a part per generation of
+its longest row, and its rows' own CPU): consecutive and smaller blocks,
+blocks balanced by a guess of each row's cost, none imbalanced at all.
+``--contention`` slows every block when more than one runs (not measurable
+on two cores: assumed); "implied" is the slow-down that makes the simulation
+match the measured table. ``--save`` keeps the recording; ``--load`` reruns
+the simulation from saved recordings (``benchmarks/results/scaling_*.json``).
+Re-record after a change to the engine: its inputs come from the run.
+
+    python benchmarks/bench_scaling.py --simulate 2 4 8 16 --also 16:512 \
+        --save scaling.json               # ~6 CPU minutes
+    python benchmarks/bench_scaling.py --load scaling.json [--contention 1.7]
 """
 
 import argparse
@@ -82,7 +110,7 @@ def parse_args(argv=None):
         nargs="+",
         type=int,
         metavar="WORKERS",
-        help="record a run and simulate it on these numbers of workers",
+        help="record runs for these numbers of workers and simulate them",
     )
     simulate.add_argument(
         "--rows-per-worker",
@@ -141,7 +169,7 @@ def timed(explainer, rows):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.simulate:
+    if args.simulate or args.load:
         return simulate_main(args)
     if args.population_size is None:
         args.population_size = 500

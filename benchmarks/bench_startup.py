@@ -5,7 +5,10 @@ an explainer with a small budget, then explains the same rejected rows twice
 with ``n_jobs`` workers (loky). The first call starts the workers, which
 import what unpickling their first task needs and unpickle the problem; the
 second reuses them. Prints, over ``--runs`` processes, the min and median
-wall-clock seconds of the first call, the second, and their difference.
+wall-clock seconds of the first call, the second, and their difference, and
+the difference in CPU seconds summed over the process and its workers (what
+starting the workers costs, whatever else runs on the machine; needs
+``psutil``).
 
 ``--imports`` also shows what a worker imports for its first task: a fresh
 process unpickles the first task exactly as the explainer pickles it
@@ -76,13 +79,20 @@ def setup(args):
 
 def one_run(args):
     """First and second call in this process (JSON on stdout)."""
+    from bench_scaling import tree_cpu
+
     explainer, rows = setup(args)
-    times = []
+    times, cpus = [], []
     for _ in range(2):
-        start = time.perf_counter()
+        cpu, start = tree_cpu(), time.perf_counter()
         explainer.explain(rows)
         times.append(time.perf_counter() - start)
-    print(json.dumps({"first": times[0], "warm": times[1]}))
+        cpus.append(tree_cpu() - cpu)
+    print(
+        json.dumps(
+            {"first": times[0], "warm": times[1], "cpu": cpus[0], "warm cpu": cpus[1]}
+        )
+    )
 
 
 class _Captured(Exception):
@@ -207,13 +217,14 @@ def main(argv=None):
     command = [sys.executable, __file__, "--one-run"]
     for option in ("n_jobs", "rows", "population_size", "generations", "seed"):
         command += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
-    firsts, warms, extras = [], [], []
+    firsts, warms, extras, cpu_extras = [], [], [], []
     for _ in range(args.runs):
         done = subprocess.run(command, capture_output=True, text=True, check=True)
         run = json.loads(done.stdout.strip().splitlines()[-1])
         firsts.append(run["first"])
         warms.append(run["warm"])
         extras.append(run["first"] - run["warm"])
+        cpu_extras.append(run["cpu"] - run["warm cpu"])
     print(
         f"{args.runs} fresh processes, n_jobs={args.n_jobs}, {args.rows} rows, "
         f"population {args.population_size}, {args.generations} generations "
@@ -224,6 +235,7 @@ def main(argv=None):
         ("first call", firsts),
         ("second call (warm)", warms),
         ("first - warm", extras),
+        ("CPU: first - warm", cpu_extras),
     ):
         print(f"{name:<22} {min(values):>6.2f} {statistics.median(values):>7.2f}")
     extra = statistics.median(extras)
