@@ -37,7 +37,16 @@ import importlib
 # search needs, not the datasets, metrics, plotting, replay or reporting.
 # ``from sklearn_cscf import *``, ``dir(sklearn_cscf)`` and ``import
 # sklearn_cscf.datasets`` work as before.
-_SUBMODULES = {"datasets", "metrics", "plotting"}
+# public modules, attributes of the package as if imported
+_SUBMODULES = {
+    "actions",
+    "datasets",
+    "graph",
+    "metrics",
+    "plotting",
+    "reporting",
+    "selection",
+}
 _LAZY = {  # public name -> the module defining it
     "Action": "sklearn_cscf.actions",
     "FeatureGraph": "sklearn_cscf.graph",
@@ -86,4 +95,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
