@@ -863,11 +863,10 @@ def schedules(model, run, n_workers):
     consecutive = _contiguous(n, batch, n_workers)
     driver_consecutive = [b["positions"] for b in run["blocks"]] == consecutive
     schedules.n_blocks = len(blocks)
-    yield (
-        ("driver" if driver_consecutive else "driver, balanced"),
-        ("consecutive" if driver_consecutive else None),
-        measured,
-    )
+    name = "driver" if driver_consecutive else "driver, balanced"
+    if batch != 64:
+        name += f", batch_size={batch}"
+    yield name, ("consecutive" if driver_consecutive else None), measured
     if n_workers == 1:
         return
     expected = run.get("expected")
