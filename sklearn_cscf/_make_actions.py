@@ -15,7 +15,8 @@ import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import DIRECTIONS, Action, _is_listlike
+from sklearn_cscf._validation import is_listlike
+from sklearn_cscf.actions import DIRECTIONS, Action
 
 __all__ = ["ChangeCost", "PerLevelCost", "PerUnitCost", "make_actions", "unit_scale"]
 
@@ -321,7 +322,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
 def _categorical_action(name, schema, j, permitted, direction, cost, order):
     known = list(schema.categories[j])
     if order is not None:
-        if not _is_listlike(order) or len(order) < 2:
+        if not is_listlike(order) or len(order) < 2:
             raise ValueError(
                 f"orders[{name!r}] must be a list of at least two labels, "
                 f"lowest first; got {order!r}."
@@ -346,7 +347,7 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
     postcondition = None
     values = order
     if permitted is not None:
-        if not _is_listlike(permitted) or not len(permitted):
+        if not is_listlike(permitted) or not len(permitted):
             raise ValueError(
                 f"permitted_range[{name!r}]: {name!r} is categorical; give the "
                 f"values a person can choose as a list, got {permitted!r}."
