@@ -110,9 +110,7 @@ def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
     X, y, actions = _line()
     inner = LogisticRegression().fit(X, y)
     model = (
-        Drifting(inner, step=0.02)
-        if kind == "drifting"
-        else Drifting(inner, noise=0.35)
+        Drifting(inner, step=0.02) if kind == "drifting" else Drifting(inner, noise=0.3)
     )
     explainer = SequentialCounterfactualExplainer(
         model,
@@ -123,7 +121,7 @@ def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
         batch_size=4,
         n_jobs=1,
     ).fit(X)
-    rows = X[inner.predict(X) == 0].iloc[:40]
+    rows = X[inner.predict(X) == 0].iloc[: 40 if kind == "drifting" else 120]
     model.start = model.calls + 1  # it changes from the explanation on
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
