@@ -99,6 +99,8 @@ def explain_rows(
     -------
     Explained
     """
+    if with_states:
+        check_states_columns(output.schema)
     n = encoded.shape[0]
     known = decisions.decision >= 0
     reached = np.zeros(n, dtype=bool)
@@ -250,6 +252,23 @@ def _check_every_row_answered(pieces, frame, details, n):
         raise RuntimeError(  # a bug, not a user error
             f"{missing.size} of {n} rows (positions {missing[:5].tolist()}) are "
             "missing from the explanations; please report this."
+        )
+
+
+STATES_KEYS = ("instance", "solution", "step")
+
+
+def check_states_columns(schema):
+    """Refuse a feature whose name is a key column of the states frame (it
+    would give the frame two columns of that name)."""
+    clash = [name for name in schema.names if name in STATES_KEYS]
+    if clash:
+        raise ValueError(
+            f"A feature is named {clash[0]!r}, like the states frame's own "
+            f"{clash[0]!r} column (its columns are {list(STATES_KEYS)} and then "
+            "the features): the frame would have two columns of that name. "
+            f"Rename the feature (e.g. X.rename(columns={{{clash[0]!r}: "
+            f"'{clash[0]}_'}})) before fit, or explain without return_states."
         )
 
 

@@ -93,7 +93,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         For a classifier with ``predict_proba``: the probability the target
         class (or classes) must reach besides the model's decision, e.g.
         ``0.6`` for plans with a margin over a 0.5 decision threshold. A row
-        the model accepts with less than that needs recourse too.
+        the model accepts with less than that needs recourse too. The
+        probabilities are compared at 10 decimals (so is ``replay``).
     immutable_features : list, default=None
         Features that the default actions leave alone, and that no action may
         change.

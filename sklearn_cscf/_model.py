@@ -43,6 +43,9 @@ MEMO_LIMIT = 50_000
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
+# a row of probabilities may sum this far from 1 (a model computing in
+# float32, or rounding its output); farther, they are not probabilities
+PROBA_SUM_TOLERANCE = 1e-3
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
 # training rows on which predict is compared with the probabilities' arg-max
@@ -208,6 +211,16 @@ class ModelAdapter:
                 "predict_proba of the estimator returned values that are not "
                 f"probabilities (finite, in [0, 1]): {proba[bad][:3].tolist()} "
                 f"in {int(bad.any(axis=1).sum())} of {n} rows."
+            )
+        sums = proba.sum(axis=1)
+        off = np.abs(sums - 1.0) > PROBA_SUM_TOLERANCE
+        if off.any():
+            raise ValueError(
+                "predict_proba of the estimator returned rows that do not sum "
+                f"to 1 (sums {np.unique(sums[off])[:3].tolist()} in "
+                f"{int(off.sum())} of {n} rows): they are not the probabilities "
+                "of its classes_. Return one probability per class, summing to "
+                "1 (e.g. normalise the rows, or use a calibrated model)."
             )
         return proba
 
@@ -516,6 +529,13 @@ def model_classes(estimator, regressor):
             "output range to reach as target_range=(low, high)."
         )
     classes = np.asarray(classes)
+    if classes.ndim == 1 and pd.Index(classes).has_duplicates:
+        repeated = pd.Index(classes)[pd.Index(classes).duplicated()].unique()
+        raise ValueError(
+            f"The classifier's classes_ {classes.tolist()} name {repeated[0]!r} "
+            "twice; each column of predict_proba must be its own class. Fix "
+            "the model's classes_."
+        )
     if classes.shape[0] < 2:
         raise ValueError(
             f"The classifier knows only one class ({classes.tolist()}); "
