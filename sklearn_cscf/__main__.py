@@ -124,6 +124,8 @@ def parse_args(argv=None):
 
 def _check_output(parser, args):
     """Refuse existing results in ``--output`` (see :func:`parse_args`)."""
+    if "\0" in str(args.output):  # pathlib answers False rather than fail
+        raise ValueError("it holds a NUL byte")
     if args.output.exists() and not args.output.is_dir():
         parser.error(f"--output {args.output} exists and is not a directory")
     for name in RESULT_NAMES:

@@ -2,8 +2,6 @@
 
 from numbers import Integral
 
-import numpy as np
-
 from sklearn_cscf._sklearn_compat import Interval, validate_params
 
 # glibc ignores an mmap threshold above HEAP_MAX_SIZE / 2 (32 MiB on 64 bits)
@@ -64,7 +62,7 @@ def dask_worker_environment(mmap_threshold=MAX_MMAP_THRESHOLD):
     >>> with dask.config.set(config):  # doctest: +SKIP
     ...     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1)
     """
-    if isinstance(mmap_threshold, bool | np.bool_):
+    if isinstance(mmap_threshold, bool):
         # True is an int (1) to Python: it would set a 1-byte threshold
         raise TypeError(
             "mmap_threshold must be a number of bytes (at most "

@@ -532,7 +532,8 @@ def model_classes(estimator, regressor):
     if classes.ndim == 1 and pd.Index(classes).has_duplicates:
         repeated = pd.Index(classes)[pd.Index(classes).duplicated()].unique()
         raise ValueError(
-            f"The classifier's classes_ {classes.tolist()} name {repeated[0]!r} "
+            f"The classifier's classes_ {classes.tolist()} name "
+            f"{repeated.tolist()[0]!r} "
             "twice; each column of predict_proba must be its own class. Fix "
             "the model's classes_."
         )

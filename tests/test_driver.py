@@ -154,3 +154,20 @@ def test_a_row_left_out_of_the_frame_is_caught_before_it_is_returned(monkeypatch
         warnings.simplefilter("ignore")
         with pytest.raises(RuntimeError, match="missing from the explanations"):
             explainer.explain(rows)
+
+
+@pytest.mark.parametrize("name", ["step", "solution", "instance"])
+def test_a_feature_named_like_a_states_column_is_refused_for_states(name):
+    X, y, actions = _line()
+    X = X.rename(columns={"debt": name})
+    actions[1].feature = name
+    model = LogisticRegression().fit(X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, population_size=20, n_generations=3,
+        random_state=0,
+    ).fit(X)  # fmt: skip
+    rows = X[model.predict(X) == 0].iloc[:2]
+    with pytest.raises(ValueError, match=f"A feature is named '{name}'.*Rename"):
+        explainer.explain(rows, return_states=True)
+    frame = explainer.explain(rows)  # without the states: nothing clashes
+    assert frame["instance"].nunique() == 2
