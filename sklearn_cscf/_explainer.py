@@ -550,11 +550,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             holding another run's results, or files its manifest does not
             list or whose content hash differs, is refused. A failed save
             (a full disk) warns and stops checkpointing; every row is still
-            returned.
+            returned. A run holds the directory's lock: a second process
+            explaining into it at the same time is refused at once.
         shared_checkpoint : bool, default=False
             Use a ``checkpoint`` directory that other users can write to
-            (writable by all, or owned by someone else). Refused by default:
-            whoever can write there can change the results you load.
+            (writable by its group or by all, or owned by someone else), and
+            so trust every one of them. Refused by default: whoever can write
+            there can change the results you load.
         """
         _, explained, _ = self._explain_rows(
             X,
