@@ -7,11 +7,13 @@ the worst it can do is be refused.
 
 - The manifest records the run's fingerprint (a digest of what decides the
   answers: the actions, the graph, the objectives, the search settings, the
-  encoded rows, their labels, the seed, ``max_plans``/``all_orders``, and the
-  model's answers about the rows, never how the model pickles, so that its
-  counters, caches and the order of its sets do not count), the run's seed
-  entropy, and for each piece its file name, its size, its rows and the
-  SHA-256 of its bytes.
+  encoded rows, their labels, the seed, ``max_plans``/``all_orders`` and the
+  model's type; sets in a fixed order, and never how the model pickles, so
+  that its counters, caches and the order of its sets do not count), the
+  run's seed entropy, and for each piece its file name, its size, its rows
+  and the SHA-256 of its bytes. Each piece also keeps the model's answers
+  about its rows: a model that now answers otherwise about one is another
+  run's (not compared for a model whose answers vary).
 - A piece holds the numbers the output is built from (the reported
   sequences: orders, efforts, discounts, costs, states, scores, objectives;
   each row's status, message and diagnostics), never a frame: the frame is
