@@ -43,8 +43,7 @@ MEMO_LIMIT = 50_000
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
-# a row of probabilities may sum this far from 1 (a model computing in
-# float32, or rounding its output); farther, they are not probabilities
+# a row of probabilities may sum this far from 1 (float32, rounding)
 PROBA_SUM_TOLERANCE = 1e-3
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
@@ -216,11 +215,10 @@ class ModelAdapter:
         off = np.abs(sums - 1.0) > PROBA_SUM_TOLERANCE
         if off.any():
             raise ValueError(
-                "predict_proba of the estimator returned rows that do not sum "
-                f"to 1 (sums {np.unique(sums[off])[:3].tolist()} in "
-                f"{int(off.sum())} of {n} rows): they are not the probabilities "
-                "of its classes_. Return one probability per class, summing to "
-                "1 (e.g. normalise the rows, or use a calibrated model)."
+                "predict_proba of the estimator returned rows that do not sum to "
+                f"1 (sums {np.unique(sums[off])[:3].tolist()} in {int(off.sum())} "
+                f"of {n} rows), not the probabilities of its classes_: return one "
+                "per class, summing to 1 (normalise the rows, say)."
             )
         return proba
 
@@ -529,13 +527,12 @@ def model_classes(estimator, regressor):
             "output range to reach as target_range=(low, high)."
         )
     classes = np.asarray(classes)
-    if classes.ndim == 1 and pd.Index(classes).has_duplicates:
-        repeated = pd.Index(classes)[pd.Index(classes).duplicated()].unique()
+    repeated = pd.Index(classes.reshape(-1)).duplicated()
+    if repeated.any():
         raise ValueError(
             f"The classifier's classes_ {classes.tolist()} name "
-            f"{repeated.tolist()[0]!r} "
-            "twice; each column of predict_proba must be its own class. Fix "
-            "the model's classes_."
+            f"{classes.reshape(-1)[repeated].tolist()[0]!r} twice; each column "
+            "of predict_proba must be its own class. Fix the model's classes_."
         )
     if classes.shape[0] < 2:
         raise ValueError(

@@ -727,3 +727,10 @@ def test_replay_says_the_threshold_when_the_class_alone_is_reached():
         "the model predicts 1 (target_proba 0.7) after the last step, not the "
         "target 1 with target_proba >= 0.8 (min_target_proba)"
     ) in problems
+
+
+def test_replay_rounds_probabilities_as_the_explainer_does():
+    from sklearn_cscf._model import PROBA_DECIMALS as explainer_decimals
+    from sklearn_cscf._replay._verdict import PROBA_DECIMALS
+
+    assert PROBA_DECIMALS == explainer_decimals

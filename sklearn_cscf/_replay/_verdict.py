@@ -6,10 +6,14 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import to_model_frame
-from sklearn_cscf._model import PROBA_DECIMALS
 from sklearn_cscf._replay._checks import differs
 from sklearn_cscf._replay._util import _plain
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
+
+# the decimals the explainer keeps of a probability (sklearn_cscf._model's
+# PROBA_DECIMALS; replay imports nothing of the search, and a test checks
+# that the two agree)
+PROBA_DECIMALS = 10
 
 
 def judge(defs, records):
