@@ -22,8 +22,10 @@ from dataclasses import dataclass
 import cloudpickle
 import numpy as np
 
+from sklearn_cscf._answers import AnswerMemo
+from sklearn_cscf._callable_checks import describe_error
 from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._model import AnswerMemo, ModelAdapter, Usage, ask
+from sklearn_cscf._model import ModelAdapter, Usage, ask
 from sklearn_cscf._objectives import (
     Candidates,
     evaluate_objectives,
@@ -35,7 +37,6 @@ from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf._workspace import Workspace
-from sklearn_cscf.actions import describe_error
 
 
 @dataclass
@@ -230,7 +231,10 @@ class Block:
     def describe(self, fronts):
         """Result objects: per instance, the distinct sequences of its front (by
         actions and order, the cheapest of each) sorted by cost, with the state
-        and the target score after every step (one classifier call)."""
+        and the target score after every step. At most three classifier calls
+        for the whole block: the final states asked afresh (a model whose
+        answers vary), checked with ``predict`` (a search by the arg-max of
+        the probabilities), and the score after every step."""
         problem = self.problem
         slices = problem.slices
         cost = slices["sequence_cost"].start

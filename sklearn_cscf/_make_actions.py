@@ -16,7 +16,8 @@ import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import DIRECTIONS, Action, _is_listlike
+from sklearn_cscf._validation import is_listlike
+from sklearn_cscf.actions import DIRECTIONS, Action
 
 __all__ = ["ChangeCost", "PerLevelCost", "PerUnitCost", "make_actions", "unit_scale"]
 
@@ -337,7 +338,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
 def _categorical_action(name, schema, j, permitted, direction, cost, order):
     known = list(schema.categories[j])
     if order is not None:
-        if not _is_listlike(order) or len(order) < 2:
+        if not is_listlike(order) or len(order) < 2:
             raise ValueError(
                 f"orders[{name!r}] must be a list of at least two labels, "
                 f"lowest first; got {order!r}."
@@ -362,7 +363,7 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
     postcondition = None
     values = order
     if permitted is not None:
-        if not _is_listlike(permitted) or not len(permitted):
+        if not is_listlike(permitted) or not len(permitted):
             raise ValueError(
                 f"permitted_range[{name!r}]: {name!r} is categorical; give the "
                 f"values a person can choose as a list, got {permitted!r}."
@@ -457,7 +458,7 @@ def _feature_list(value, what, names):
         return []
     if isinstance(value, str):
         value = [value]
-    if not _is_listlike(value):
+    if not is_listlike(value):
         raise TypeError(
             f"{what} must be a list of column names of X"
             + (' (or "all")' if what == "features_to_vary" else "")

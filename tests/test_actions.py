@@ -7,13 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_cscf import Action
+from sklearn_cscf._callable_checks import describe_error
+from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import (
-    CompiledAction,
-    DiscreteSpace,
-    RangeSpace,
-    describe_error,
-)
+from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 EDUCATION = ["HS", "BSc", "MSc"]
 

@@ -158,12 +158,16 @@ def test_a_failed_fit_leaves_the_explainer_unfitted(credit):
     assert not hasattr(explainer, "classes_")
     with pytest.raises(NotFittedError):
         explainer.explain(rejected)
-    # a fitted explainer whose refit fails is unfitted too, not half-refitted
+    # a fitted explainer whose refit fails is as it was before, not
+    # half-refitted
     explainer.set_params(actions=None).fit(X)
+    before = dict(vars(explainer))
     explainer.set_params(actions=[Action("x", "no_such_column")])
     with pytest.raises(ValueError):
-        explainer.fit(X)
-    with pytest.raises(NotFittedError):
-        explainer.transform(rejected)
+        explainer.fit(X[X.columns[::-1]])  # n_features_in_ etc. set anew
+    assert {k: v for k, v in vars(explainer).items() if k != "actions"} == {
+        k: v for k, v in before.items() if k != "actions"
+    }
+    assert all(vars(explainer)[k] is v for k, v in before.items() if k != "actions")
     # and its parameters are untouched
     assert explainer.get_params()["estimator"] is model

@@ -9,7 +9,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._driver import Explained, Schedule, _blocks, instance_seed
+from sklearn_cscf._driver import Explained, Schedule, _blocks, instance_seed, run
 
 
 @pytest.mark.parametrize(
@@ -49,13 +49,17 @@ def test_a_run_returns_named_tables_in_input_order():
         random_state=0,
     ).fit(X)
     rows = pd.DataFrame({"x": [0.5, 2.5, 1.0]}, index=[30, 10, 20])
-    _, explained, _ = explainer._explain_rows(rows, with_states=True)
+    explained = run(
+        explainer._fitted, explainer.get_params(deep=False), rows, with_states=True
+    )
     assert isinstance(explained, Explained)
     assert explained.details["instance"].tolist() == [30, 10, 20]
     assert explained.details["status"].tolist()[1] == "already_target"
     assert explained.finals.shape == (3, 1)
     assert explained.finals[1, 0] == 2.5  # an accepted row reports itself
     assert explained.states is not None
+    # what transform returns: the final states in the input's labels
+    assert explained.final_states().index.tolist() == [30, 10, 20]
     assert Schedule().batch_size == 64  # the explainer's default
 
 

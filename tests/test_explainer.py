@@ -1331,3 +1331,36 @@ def test_whole_numbers_read_as_whole_next_to_status_rows():
         assert all(float(v).is_integer() for v in solved[column])
     assert mixed["old_value"].isna().tolist()[-1]
     assert np.isnan(mixed["old_number"].tolist()[-1])
+
+
+@pytest.mark.parametrize("meta", ["GridSearchCV", "cross_validate"])
+def test_a_failed_fit_inside_a_meta_estimator_raises_its_own_error(
+    meta, credit_data, credit_model, credit_actions
+):
+    # scikit-learn (1.9) sets a callback context on the clone around fit; a
+    # failed fit must leave it there, so that fit's own error is what the
+    # user sees: here, a clone of a fitted model is unfitted and y is missing
+    from sklearn.model_selection import cross_validate
+
+    X, _ = credit_data
+    explainer = credit_explainer(credit_model, credit_actions)
+    with pytest.raises(ValueError, match="FrozenEstimator"):
+        if meta == "GridSearchCV":
+            grid = GridSearchCV(
+                explainer, {"max_sequence_length": [1, None]}, cv=2, error_score="raise"
+            )
+            grid.fit(X)
+        else:
+            cross_validate(explainer, X, cv=2, error_score="raise")
+
+
+def test_a_failed_fit_keeps_what_was_there_before_it(credit_data, credit_model):
+    X, _ = credit_data
+    explainer = credit_explainer(credit_model, [Action("x", "no_such_column")])
+    explainer.set_by_someone_else = "kept"  # e.g. a meta-estimator's context
+    before = dict(vars(explainer))
+    with pytest.raises(ValueError, match="no_such_column"):
+        explainer.fit(X)
+    assert vars(explainer) == before
+    with pytest.raises(NotFittedError):
+        check_is_fitted(explainer)
