@@ -51,7 +51,7 @@ from pathlib import Path
 import cloudpickle
 import numpy as np
 
-from sklearn_cscf._pickling import _ByValue
+from sklearn_cscf._pickling import ByValue
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
@@ -130,8 +130,8 @@ class _StablePickler(cloudpickle.Pickler):
         return None
 
     def reducer_override(self, obj):
-        if isinstance(obj, _ByValue):  # its own cloudpickle bytes: not stable
-            return _ByValue, (obj.fn, obj.what)
+        if isinstance(obj, ByValue):  # its own cloudpickle bytes: not stable
+            return ByValue, (obj.fn, obj.what)
         if isinstance(obj, types.CodeType) and (
             obj.co_filename or obj.co_firstlineno != 1
         ):
