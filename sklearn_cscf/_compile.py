@@ -16,6 +16,7 @@ from sklearn_cscf._answers import Answers
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._dataframes import frame_library
+from sklearn_cscf._feature_names import quiet_names, warn_fitted_without_names
 from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf._model import (
     answers_vary,
@@ -83,10 +84,12 @@ def resolve(params, X, given, y):
     classes = model_classes(estimator, regressor=regressor)
     encoded = schema.encode(X)
     sample = probe_sample(encoded)
-    # a regressor decides by predict alone
-    uses_predict = regressor or needs_predict(estimator, schema, sample, classes)
-    # a model whose answers vary has every reported plan checked afresh
-    varies = answers_vary(estimator, schema, sample, classes)
+    # resolve, fit, its two wrappers, the user
+    with quiet_names(warn_fitted_without_names(estimator, X, stacklevel=5)):
+        # a regressor decides by predict alone
+        uses_predict = regressor or needs_predict(estimator, schema, sample, classes)
+        # a model whose answers vary has every reported plan checked afresh
+        varies = answers_vary(estimator, schema, sample, classes)
     target = make_target(
         classes,
         target_class=params["target_class"],

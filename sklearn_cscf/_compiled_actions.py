@@ -3,6 +3,7 @@ applies an :class:`~sklearn_cscf.actions.Action` to a whole batch of
 candidates at once, and :func:`probe_costs` tries each cost once in ``fit``."""
 
 import difflib
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -313,7 +314,8 @@ def _check_known(action, labels, categories):
     a typo of one it did (close by ``difflib``, the same but for case, or the
     same text of another type: ``"1"`` for ``1``) is an error: every plan
     through it would fail without a word. Other new categories are added
-    (a category a small sample lacks, e.g. ``"Armed-Forces"``)."""
+    (a category a small sample lacks, e.g. ``"Armed-Forces"``), with a
+    warning: the data of ``fit`` never hold them."""
     known = pd.Index(categories, dtype=object)
     text = [str(c) for c in categories]
     for label in labels:
@@ -330,6 +332,15 @@ def _check_known(action, labels, categories):
                 "on purpose, make the column a pandas Categorical whose "
                 "categories include it."
             )
+        warnings.warn(
+            f"Action {action.name!r}: {label!r} is not a category of feature "
+            f"{action.feature!r} seen in fit (known: {list(categories)}). It is "
+            "added, but the data of fit never hold it: a plan through it means "
+            "something only if the model knows it. To introduce it on purpose, "
+            "make the column a pandas Categorical whose categories include it.",
+            UserWarning,
+            stacklevel=2,
+        )
 
 
 def _is_missing_label(label):

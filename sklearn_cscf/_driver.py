@@ -136,6 +136,7 @@ def run(
         ("plausibility",) if params["plausibility"] is not False else (),
         params["max_plans"],
         params["all_orders"],
+        fitted.classes,
     )
     schedule = Schedule(
         **{f.name: params[f.name] for f in dataclasses.fields(Schedule)}

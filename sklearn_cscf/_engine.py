@@ -31,6 +31,7 @@ from sklearn_cscf._objectives import (
     evaluate_objectives,
     objective_slices,
 )
+from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
@@ -210,7 +211,7 @@ class Block:
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
             fronts, refined = refine(self, fronts)
-        results = self.describe(fronts)
+        results = mark_unreachable(self, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
         elsewhere = time.perf_counter() - start - self.model.seconds
         asked = np.array([usage.n_asked for usage in self.usage], dtype=float)
@@ -313,6 +314,10 @@ class Block:
         )
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])
+        # the class after the last step, from the same answers
+        decision = np.full(taken.shape, -1, dtype=np.intp)
+        decision[taken] = answers.decision
+        reached = decision[np.arange(owner.shape[0]), paths.lengths]
         for m, rows in _groups(members, counts):
             results[m] = InstanceResult(
                 x0=self.x0[m],
@@ -325,6 +330,7 @@ class Block:
                 step_cost=paths.step_cost[rows],
                 states=paths.states[rows],
                 step_score=score[rows, 1:],
+                reached=reached[rows],
                 objectives={
                     name: F[rows, columns].squeeze(axis=1)
                     if columns.stop - columns.start == 1

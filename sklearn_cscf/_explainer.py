@@ -417,7 +417,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a
             row with no sequence found has one row with status
-            ``"no_counterfactual"``; a row already classified as the target,
+            ``"no_counterfactual"`` (``"unreachable"``, with what was tried in
+            ``message``, when not even the actions' extremes reach the target);
+            a row already classified as the target,
             ``"already_target"``; a row whose model call or user callable
             raised (with ``errors="warn"``), ``"error"`` and the ``message``
             naming what failed. ``max_plans`` and ``all_orders`` choose which

@@ -7,7 +7,9 @@ costs are small callable objects (``PerUnitCost``, ``PerLevelCost``,
 """
 
 import difflib
+import re
 import warnings
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Real
 
@@ -187,7 +189,10 @@ def make_actions(
     actions : list of Action
         In the order of the columns of ``X``: ``set_<feature>``, or
         ``increase_<feature>`` / ``decrease_<feature>`` when the direction is
-        given. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
+        given. Spaces in a feature's name become underscores in the
+        action's (``decrease_worst_area`` for ``"worst area"``), unless that
+        name is another action's; the action's ``feature`` keeps the
+        column's name. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
         or ``ChangeCost`` object (or the callable given).
 
     Raises
@@ -306,7 +311,19 @@ def make_actions(
             )
     if not actions:
         raise ValueError("No feature may change: there is nothing to do.")
-    return actions
+    return _without_spaces(actions)
+
+
+def _without_spaces(actions):
+    """The actions, their names' runs of whitespace made underscores
+    (``decrease_worst_area``); a name that would then be another's keeps
+    its spaces."""
+    plain = [re.sub(r"\s+", "_", action.name) for action in actions]
+    counts = Counter(plain)
+    return [
+        action._replace(name=name) if counts[name] == 1 else action
+        for action, name in zip(actions, plain)
+    ]
 
 
 def _action_name(name, direction):

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_cscf._answers import Answers, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
+from sklearn_cscf._feature_names import fitted_without_names, quiet_names
 from sklearn_cscf._schema import plain_missing
 
 # probabilities are kept to this many decimals: a model's arithmetic may round
@@ -86,6 +87,8 @@ class ModelAdapter:
         self.width = 2 if self.regression else self.classes.shape[0]
         self.use_predict = self.regression or use_predict or not self.has_proba
         self.seconds = 0.0
+        # fitted on an array, asked about frames: fit said so once
+        self.quiet = fitted_without_names(estimator)
 
     def answer(self, states):
         """The model's :class:`Answers` for encoded ``states``."""
@@ -93,9 +96,10 @@ class ModelAdapter:
         start = time.perf_counter()
         method = "predict_proba" if self.has_proba else "predict"
         try:
-            proba = self.estimator.predict_proba(X) if self.has_proba else None
-            method = "predict"
-            labels = self.estimator.predict(X) if self.use_predict else None
+            with quiet_names(self.quiet):
+                proba = self.estimator.predict_proba(X) if self.has_proba else None
+                method = "predict"
+                labels = self.estimator.predict(X) if self.use_predict else None
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
@@ -132,7 +136,8 @@ class ModelAdapter:
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
         try:
-            labels = self.estimator.predict(X)
+            with quiet_names(self.quiet):
+                labels = self.estimator.predict(X)
         except Exception as exc:
             blame(exc, "the estimator's predict")
             raise
@@ -145,7 +150,8 @@ class ModelAdapter:
         ``predict`` when it has one."""
         method = "predict" if self.has_predict else "predict_proba"
         try:
-            out = getattr(self.estimator, method)(X)
+            with quiet_names(self.quiet):
+                out = getattr(self.estimator, method)(X)
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise

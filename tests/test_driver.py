@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from joblib import parallel_config
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import SequentialCounterfactualExplainer
@@ -26,6 +27,30 @@ def test_blocks_cover_every_row_once_in_order(n, batch_size, n_workers, sizes):
     assert [len(b) for b in blocks] == sizes
     joined = np.concatenate([[], *blocks]).astype(int)
     assert joined.tolist() == list(range(n))
+
+
+def test_frames_do_not_depend_on_workers_or_blocks():
+    # rows at different distances from the class, split into blocks in
+    # several ways; a row already of the target class (2.5) rides along
+    X = pd.DataFrame({"x": np.linspace(0, 3, 40)})
+    y = (X["x"] > 1.5).astype(int)
+    explainer = SequentialCounterfactualExplainer(
+        LogisticRegression().fit(X, y),
+        population_size=20,
+        n_generations=3,
+        random_state=0,
+    ).fit(X)
+    rows = pd.DataFrame({"x": [0.2, 1.4, 2.5, 0.1, 1.0, 0.6, 1.3]})
+    reference, details = explainer.set_params(n_jobs=1).explain(
+        rows, return_details=True
+    )
+    assert (details["status"] == "ok").sum() == 6
+    for n_jobs, batch_size in [(2, 64), (2, 2), (3, 1), (4, 3)]:
+        with parallel_config(backend="threading"):
+            frame = explainer.set_params(n_jobs=n_jobs, batch_size=batch_size).explain(
+                rows
+            )
+        pd.testing.assert_frame_equal(frame, reference, check_exact=True)
 
 
 def test_an_instance_seed_depends_on_the_row_and_the_target_only():

@@ -229,7 +229,7 @@ def test_statuses_and_one_row_per_unexplained_instance(
 
     assert set(frame["instance"]) == {"in_germany", "in_us", "accepted"}
     status = {label: set(s) for label, s in frame.groupby("instance")["status"]}
-    assert status["in_germany"] == {"no_counterfactual"}
+    assert status["in_germany"] == {"unreachable"}  # no action moves it
     assert status["in_us"] == {"ok"}
     assert status["accepted"] == {"already_target"}
     for label in ["in_germany", "accepted"]:
@@ -532,19 +532,22 @@ def switch(**params):
     return Action("switch", "level", values=LEVELS, **params)
 
 
-# x = 5 and level = "mid"; the model accepts x < 3 (or level "low")
+# x = 5 and level = "mid"; the model accepts x < 3 (or level "low"). No value
+# the action allows reaches it: "unreachable"; a value that does, but a
+# constraint forbids: "no_counterfactual" (None), as the probes of
+# reachability do not check constraints
 @pytest.mark.parametrize(
     ("action", "rule", "status"),
     [
-        (move(values=(0.0, 10.0), direction="increase"), low_x, None),
+        (move(values=(0.0, 10.0), direction="increase"), low_x, "unreachable"),
         (move(values=(0.0, 10.0), direction="decrease"), low_x, "ok"),
         (move(values=(0.0, 10.0)), low_x, "ok"),
-        (move(values=(4.0, 10.0)), low_x, None),
-        (move(values=[1.0, 2.0, 8.0], direction="increase"), low_x, None),
+        (move(values=(4.0, 10.0)), low_x, "unreachable"),
+        (move(values=[1.0, 2.0, 8.0], direction="increase"), low_x, "unreachable"),
         (move(values=[1.0, 2.0, 8.0], direction="decrease"), low_x, "ok"),
         (move(values=2.5), low_x, "ok"),
-        (move(values=4.0), low_x, None),
-        (switch(direction="increase"), low_level, None),
+        (move(values=4.0), low_x, "unreachable"),
+        (switch(direction="increase"), low_level, "unreachable"),
         (switch(direction="decrease"), low_level, "ok"),
         (move(values=(0.0, 10.0), precondition=lambda b: b["x"] > 6), low_x, None),
         (move(values=(0.0, 10.0), precondition=lambda b: b["x"] > 4), low_x, "ok"),
@@ -1073,6 +1076,37 @@ def test_no_target_on_multiclass_means_any_other_class(
     frame = explainer.explain(rows)
     targets = frame.groupby("instance", sort=False)["target_class"].first()
     assert targets.tolist() == [f"not {c}" for c in model.predict(rows)]
+
+
+def test_multiclass_plans_say_which_class_they_reach(
+    tmp_path, credit_data, credit_pipeline, credit_actions
+):
+    from sklearn_cscf import read_explanations, replay, write_explanations
+
+    X, _ = credit_data
+    y = np.select([X["income"] < 50, X["income"] < 100], ["low", "mid"], "high")
+    model = credit_pipeline.fit(X, y)
+    explainer = credit_explainer(model, credit_actions).fit(X)
+    rows = X[model.predict(X) == "low"].iloc[:3]
+    frame, states = explainer.explain(rows, return_states=True)
+    ok = frame[frame["status"] == "ok"]
+    assert len(ok)
+    # the class of the last state, one per sequence, as the model says
+    finals = final_states(frame, states, FEATURES)
+    reached = ok.groupby(["instance", "solution"])["reached_class"].agg(
+        ["first", "nunique"]
+    )
+    assert (reached["nunique"] == 1).all()
+    assert reached["first"].tolist() == model.predict(finals).tolist()
+    assert set(reached["first"]) <= {"mid", "high"}
+    assert frame["reached_class"].dtype == frame["target_class"].dtype
+    assert frame.loc[frame["status"] != "ok", "reached_class"].isna().all()
+    # files give it back, and replay takes the frame as it is
+    for name in ("plans.csv", "plans.parquet"):
+        write_explanations(frame, tmp_path / name)
+        pd.testing.assert_frame_equal(read_explanations(tmp_path / name), frame)
+    replayed = replay(explainer, rows, frame, states)
+    assert replayed["passed"].all(), replayed["problems"].tolist()
 
 
 def test_invalid_target_class_is_named(credit_data, credit_model, credit_actions):

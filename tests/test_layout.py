@@ -37,7 +37,7 @@ LAYERS = {
         "_compiled_graph",
     ],
     "results": ["_result", "_frames", "_saving"],
-    "model": ["_model", "_answers", "_targets"],
+    "model": ["_model", "_answers", "_targets", "_feature_names"],
     "engine": [
         "_engine",
         "_search",
@@ -45,6 +45,7 @@ LAYERS = {
         "_simulation",
         "_decoding",
         "_objectives",
+        "_reachability",
     ],
     "fit": ["_compile", "_make_actions"],
     "driver": ["_driver", "_batches", "_checkpoints"],

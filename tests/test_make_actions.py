@@ -371,3 +371,19 @@ def test_interval_and_list_columns_are_named_with_what_to_give(column, words):
     model = LogisticRegression()
     with pytest.raises(ValueError, match=f"Column 'odd' {words}"):
         SequentialCounterfactualExplainer(model).fit(X, [0, 1, 0])
+
+
+def test_action_names_have_no_spaces():
+    X = pd.DataFrame(
+        {"worst area": [1.0, 2.0], "mean  radius": [3.0, 4.0], "set_b": [1, 2]}
+    )
+    actions = make_actions(X, directions={"worst area": "decrease"})
+    assert [a.name for a in actions] == [
+        "decrease_worst_area",
+        "set_mean_radius",
+        "set_set_b",
+    ]
+    assert [a.feature for a in actions] == ["worst area", "mean  radius", "set_b"]
+    # a name that would clash with another action's keeps its spaces
+    clash = pd.DataFrame({"a b": [1.0, 2.0], "a_b": [1.0, 3.0]})
+    assert [a.name for a in make_actions(clash)] == ["set_a b", "set_a_b"]

@@ -295,3 +295,35 @@ def test_duplicate_classes_are_refused():
         model_classes(Scaled(inner, 1.0, classes=[1, 1]), regressor=False)
     with pytest.raises(ValueError, match=r"name 'yes' twice"):
         model_classes(Scaled(inner, 1.0, classes=["yes", "no", "yes"]), regressor=False)
+
+
+def test_a_model_fitted_without_names_warns_once_not_per_call():
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+
+    from sklearn_cscf import SequentialCounterfactualExplainer, make_actions
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :5]
+    model = LogisticRegression(max_iter=1000).fit(X.values, y)  # no names
+    rows = X[model.predict(X.values) == 0].head(2)
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=make_actions(X),
+        population_size=20,
+        n_generations=3,
+        random_state=0,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        explainer.fit(X)
+        explainer.explain(rows)
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if m.startswith("X has feature names")]
+    ours = [m for m in messages if "fitted without feature names" in m]
+    assert len(ours) == 1
+    assert "'mean radius', 'mean texture'" in ours[0]
+    # the per-call warning is silenced only around the explainer's calls
+    with pytest.warns(UserWarning, match="X has feature names"):
+        model.predict(X)
