@@ -111,6 +111,21 @@ def parse_args(argv=None):
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        _check_output(parser, args)
+    except (OSError, ValueError) as exc:  # a path too long, a NUL byte, ...
+        parser.error(
+            f"--output {str(args.output)[:80]!r}"
+            + ("..." if len(str(args.output)) > 80 else "")
+            + f": not a usable path ({getattr(exc, 'strerror', None) or exc})"
+        )
+    return args
+
+
+def _check_output(parser, args):
+    """Refuse existing results in ``--output`` (see :func:`parse_args`)."""
+    if "\0" in str(args.output):  # pathlib answers False rather than fail
+        raise ValueError("it holds a NUL byte")
     if args.output.exists() and not args.output.is_dir():
         parser.error(f"--output {args.output} exists and is not a directory")
     for name in RESULT_NAMES:
@@ -131,7 +146,6 @@ def parse_args(argv=None):
                 f"{path} exists; pass --overwrite to replace it, or choose "
                 "another --output"
             )
-    return args
 
 
 def _prepare_output(directory):
@@ -193,10 +207,19 @@ def plot_figure(explanations, probabilities, *, noun="Person", target_name=None)
     """
     try:
         import matplotlib
+
+        matplotlib.use("Agg")  # files only; no display needed
+        import matplotlib.pyplot as plt
     except ImportError:
         return None
-    matplotlib.use("Agg")  # files only; no display needed
-    import matplotlib.pyplot as plt
+    except Exception as exc:  # e.g. a bad MPLBACKEND: the CSV is kept
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        print(
+            f"Skipping the plot: matplotlib cannot start ({reason}); check "
+            f"MPLBACKEND (now {os.environ.get('MPLBACKEND')!r}), e.g. unset it.",
+            file=sys.stderr,
+        )
+        return None
 
     from sklearn_cscf.plotting import (
         ParetoFrontDisplay,

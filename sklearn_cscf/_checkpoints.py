@@ -5,18 +5,31 @@ piece of rows (NumPy ``.npz``, read with ``allow_pickle=False``). Nothing in
 it is ever unpickled, so a file planted in the directory cannot run code:
 the worst it can do is be refused.
 
-- The manifest records the run's fingerprint (a digest of the model, the
-  actions, the graph, the search settings, the encoded rows, their labels,
-  the seed and ``max_plans``/``all_orders``), the run's seed entropy, and for
-  each piece its file name, its rows and the SHA-256 of its bytes.
+- The manifest records the run's fingerprint (a digest of what decides the
+  answers: the actions, the graph, the objectives, the search settings, the
+  encoded rows, their labels, the seed, ``max_plans``/``all_orders`` and the
+  model's type; sets in a fixed order, and never how the model pickles, so
+  that its counters, caches and the order of its sets do not count), the
+  run's seed entropy, and for each piece its file name, its size, its rows
+  and the SHA-256 of its bytes. Each piece also keeps the model's answers
+  about its rows: a model that now answers otherwise about one is another
+  run's (not compared for a model whose answers vary).
 - A piece holds the numbers the output is built from (the reported
   sequences: orders, efforts, discounts, costs, states, scores, objectives;
   each row's status, message and diagnostics), never a frame: the frame is
   rebuilt with the labels of the rows given now.
 - A piece the manifest does not list, a piece whose bytes do not match its
   hash, and a corrupt or truncated file are refused with a ``ValueError``
-  naming the file. A directory that other users can write to is refused
-  unless the caller says it is shared on purpose.
+  naming the file. A file is opened only if it is a regular file, not a
+  link, and no larger than the manifest says (a named pipe, a link to
+  ``/dev/zero`` or a huge sparse file is refused, never read whole); it is
+  hashed while it is read.
+- A directory that its group or other users can write to, or that another
+  user owns, is refused unless the caller says it is shared on purpose
+  (``shared_checkpoint=True``: everyone who can write there is trusted).
+- A lock file (``.lock``) is held for the whole run: a second process
+  explaining into the same directory at the same time is refused at once,
+  with a message saying another process holds it.
 - Rows that ended in ``"error"`` are not taken from a checkpoint: a resumed
   run tries them again (the error may have been transient).
 - A save that fails (a full disk) warns and stops checkpointing; the run
@@ -38,11 +51,20 @@ import cloudpickle
 import numpy as np
 
 from sklearn_cscf._frames import DIAGNOSTICS
+from sklearn_cscf._pickling import ByValue
 from sklearn_cscf._result import SEQUENCE_ARRAYS, Diagnostics, InstanceResult
 from sklearn_cscf._status import STATUS_ERROR, STATUSES
 
-CHECKPOINT_VERSION = 3
+CHECKPOINT_VERSION = 4
 MANIFEST = "manifest.json"
+LOCK = ".lock"
+# the model's probabilities about the rows count to this many decimals (the
+# last bits may differ between processes' BLAS kernels)
+FINGER_DECIMALS = 8
+# a manifest is at most this large, plus MANIFEST_BYTES_PER_ROW per row
+MANIFEST_BYTES = 1 << 20
+MANIFEST_BYTES_PER_ROW = 64
+READ_CHUNK = 1 << 20
 FORMAT = "sklearn-cscf checkpoint"
 
 
@@ -54,13 +76,21 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
 
     ``problem`` is what every row's search shares (model, actions, graph,
     objectives, settings); ``form`` is how the pieces are cut down
-    (``max_plans``, ``all_orders``). The digest is the same in another
-    process, including for classes and functions defined in ``__main__``
-    (a script or a notebook), which cloudpickle stores by value.
+    (``max_plans``, ``all_orders``). The model counts by its type here,
+    never by how it pickles: a call counter, an answer cache or a set of
+    strings held by the model does not change the digest; what it answers
+    is checked row by row (:class:`Checkpoint` keeps the model's answers
+    about each saved row, and compares them on resume). Everything else
+    is pickled with sets in a fixed order, so the digest is the same in
+    another process (``PYTHONHASHSEED``), including for classes and
+    functions defined in ``__main__`` (a script or a notebook), which
+    cloudpickle stores by value.
     """
     digest = hashlib.sha256()
     digest.update(f"{FORMAT} {CHECKPOINT_VERSION}".encode())
-    digest.update(_stable_pickle(problem))
+    digest.update(_stable_pickle(problem, model=problem.estimator))
+    model = type(problem.estimator)
+    digest.update(f"{model.__module__}.{model.__qualname__}".encode())
     digest.update(np.ascontiguousarray(encoded, dtype=float).tobytes())
     digest.update(np.ascontiguousarray(targets, dtype=np.int64).tobytes())
     digest.update(pickle.dumps([(type(v).__name__, v) for v in labels]))
@@ -74,9 +104,25 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
 class _StablePickler(cloudpickle.Pickler):
     """cloudpickle without what differs between processes: the file name and
     first line of functions' code (a notebook cell's file name holds the
-    kernel's process id). Class tracker ids are removed afterwards."""
+    kernel's process id), the order of sets (hash order, which
+    ``PYTHONHASHSEED`` changes) and the model (counted by its answers).
+    Class tracker ids are removed afterwards."""
+
+    def __init__(self, file, model):
+        super().__init__(file, protocol=5)
+        self.model = model
+
+    def persistent_id(self, obj):
+        if obj is self.model and obj is not None:
+            return "the model"
+        if type(obj) in (set, frozenset):
+            members = sorted(_stable_pickle(member, self.model) for member in obj)
+            return (type(obj).__name__, tuple(members))
+        return None
 
     def reducer_override(self, obj):
+        if isinstance(obj, ByValue):  # its own cloudpickle bytes: not stable
+            return ByValue, (obj.fn, obj.what)
         if isinstance(obj, types.CodeType) and (
             obj.co_filename or obj.co_firstlineno != 1
         ):
@@ -85,9 +131,9 @@ class _StablePickler(cloudpickle.Pickler):
         return super().reducer_override(obj)
 
 
-def _stable_pickle(obj):
+def _stable_pickle(obj, model=None):
     buffer = io.BytesIO()
-    _StablePickler(buffer, protocol=5).dump(obj)
+    _StablePickler(buffer, model).dump(obj)
     payload = buffer.getvalue()
     # a class defined in __main__ is pickled by value with a random id that
     # cloudpickle gives it in this process: leave the ids out of the digest
@@ -115,36 +161,72 @@ class Checkpoint:
     entropy : int
         The run's base entropy, used again on resume (with
         ``random_state=None`` it is not reproducible otherwise).
+    n_rows : int
+        The rows of the run (a piece's row positions are checked against
+        it, and a manifest's size is bounded by it).
+    answers : Answers, default=None
+        The model's answers about each row now. Each piece keeps those of its
+        rows; on resume, a piece whose rows the model now answers otherwise
+        is refused (another model). Not compared when ``varies``.
+    varies : bool, default=False
+        The model's answers vary from call to call.
     shared : bool, default=False
-        Use the directory even when other users can write to it.
+        Use the directory even when its group or other users can write to
+        it, or another user owns it.
+
+    The directory's lock is held from here until :meth:`close`.
     """
 
-    def __init__(self, path, fingerprint, entropy, shared=False):
+    def __init__(
+        self,
+        path,
+        fingerprint,
+        entropy,
+        n_rows,
+        answers=None,
+        varies=False,
+        shared=False,
+    ):
         self.path = Path(path)
+        self.answers, self.varies = answers, varies
         self.fingerprint = fingerprint
+        self.n_rows = int(n_rows)
+        self._entropy = entropy
         self.stopped = False
-        if self.path.exists() and not self.path.is_dir():
+        self._lock = None
+        if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
             raise ValueError(
-                f"checkpoint {str(self.path)!r} exists and is not a directory."
+                f"checkpoint {str(self.path)!r} exists and is not a directory"
+                + (" (it is a link)" if self.path.is_symlink() else "")
+                + "; pass a directory."
             )
         self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not shared:
             _check_private(self.path)
+        self._lock = _hold_lock(self.path / LOCK)
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self):
         manifest = self.path / MANIFEST
-        if manifest.exists():
+        if manifest.exists() or manifest.is_symlink():
             stored = self._read_manifest(manifest)
-            if stored["fingerprint"] != fingerprint:
+            if stored["fingerprint"] != self.fingerprint:
                 raise ValueError(
                     f"checkpoint {str(self.path)!r} holds the results of another "
-                    "run (another explainer, other parameters, other rows, or "
-                    "another max_plans or all_orders); pass a new directory, or "
-                    "delete this one to start afresh."
+                    "run (another model or one answering otherwise, other "
+                    "actions or parameters, other rows, or another max_plans "
+                    "or all_orders); pass a new directory, or delete its "
+                    f"{MANIFEST} and piece-* files to start afresh."
                 )
             self.entropy = stored["entropy"]
             self.pieces = stored["pieces"]
             self.next = stored["next"]
         else:
-            self.entropy, self.pieces, self.next = int(entropy), {}, 0
+            self.entropy, self.pieces, self.next = int(self._entropy), {}, 0
         unlisted = sorted(
             p.name
             for p in self.path.iterdir()
@@ -155,24 +237,45 @@ class Checkpoint:
                 f"checkpoint {str(self.path)!r} holds {unlisted[0]!r}"
                 + (f" and {len(unlisted) - 1} more" if len(unlisted) > 1 else "")
                 + ", which its manifest does not list (left by another run, "
-                "or copied in): it is not read. Delete the directory, or pass "
-                "a new one."
+                "or copied in): it is not read. Pass a new directory (or, if "
+                "these are this run's checkpoint files, delete them to start "
+                "afresh)."
             )
-        if not manifest.exists():
+        if not (manifest.exists() or manifest.is_symlink()):
             self._write_manifest()
+
+    def close(self):
+        """Release the directory's lock."""
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor releases the lock
+            self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     # -- reading -------------------------------------------------------- #
     def _read_manifest(self, manifest):
+        limit = MANIFEST_BYTES + MANIFEST_BYTES_PER_ROW * self.n_rows
+        data, _ = read_bounded(manifest, limit, "checkpoint manifest")
+        foreign = True
         try:
-            stored = json.loads(manifest.read_bytes())
-            if stored.get("format") != FORMAT or stored.get("version") != (
-                CHECKPOINT_VERSION
-            ):
-                raise ValueError("another format or version")
+            stored = json.loads(data)
+            if not isinstance(stored, dict) or stored.get("format") != FORMAT:
+                raise ValueError("not an sklearn-cscf checkpoint manifest")
+            foreign = False
+            if stored.get("version") != CHECKPOINT_VERSION:
+                raise ValueError(
+                    f"version {stored.get('version')!r}, not {CHECKPOINT_VERSION}"
+                )
             pieces = stored["pieces"]
             checked = {
                 str(name): {
                     "sha256": str(entry["sha256"]),
+                    "bytes": int(entry["bytes"]),
                     "rows": [int(r) for r in entry["rows"]],
                 }
                 for name, entry in pieces.items()
@@ -187,11 +290,19 @@ class Checkpoint:
                 "pieces": checked,
                 "next": int(stored["next"]),
             }
-        except (ValueError, TypeError, KeyError, AttributeError, OSError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            if foreign:
+                raise ValueError(
+                    f"{str(manifest)!r} is corrupt or not the manifest of an "
+                    f"sklearn-cscf checkpoint ({type(exc).__name__}: {exc}): "
+                    "it is left alone, with every other file there. Pass "
+                    "another directory (a new one is created)."
+                ) from None
             raise ValueError(
-                f"checkpoint manifest {str(manifest)!r} is corrupt or not a "
-                f"manifest of this version of sklearn-cscf ({type(exc).__name__}: "
-                f"{exc}); delete the directory to start afresh."
+                f"checkpoint manifest {str(manifest)!r} is corrupt or of another "
+                f"version of sklearn-cscf ({type(exc).__name__}: {exc}); pass a "
+                f"new directory, or delete its {MANIFEST} and piece-* files to "
+                "start afresh."
             ) from None
 
     def load(self):
@@ -200,20 +311,15 @@ class Checkpoint:
         done, seen = [], set()
         for name, entry in sorted(self.pieces.items()):
             file = self.path / name
-            try:
-                data = file.read_bytes()
-            except FileNotFoundError:
+            if not (file.exists() or file.is_symlink()):
                 continue  # listed before it was written: its rows run again
-            except OSError as exc:
-                raise ValueError(
-                    f"checkpoint piece {str(file)!r} cannot be read ({exc})."
-                ) from None
-            if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            data, digest = read_bounded(file, entry["bytes"], "checkpoint piece")
+            if digest != entry["sha256"]:
                 raise ValueError(
                     f"checkpoint piece {str(file)!r} is not the file this run "
                     "saved (its SHA-256 differs from the manifest's): it was "
-                    "changed, truncated or replaced. Delete the directory to "
-                    "start afresh."
+                    "changed, truncated or replaced. Pass a new directory, or "
+                    f"delete its {MANIFEST} and piece-* files to start afresh."
                 )
             try:
                 positions, results, found = _unpack(data)
@@ -222,8 +328,24 @@ class Checkpoint:
             except Exception as exc:
                 raise ValueError(
                     f"checkpoint piece {str(file)!r} is corrupt ({type(exc).__name__}"
-                    f": {exc}). Delete the directory to start afresh."
+                    f": {exc}). Pass a new directory, or delete its {MANIFEST} "
+                    "and piece-* files to start afresh."
                 ) from None
+            outside = (positions < 0) | (positions >= self.n_rows)
+            if outside.any() or np.unique(positions).size != positions.size:
+                what = (
+                    f"row positions outside the {self.n_rows} rows of X "
+                    f"({positions[outside][:3].tolist()})"
+                    if outside.any()
+                    else "a row position twice"
+                )
+                raise ValueError(
+                    f"checkpoint piece {str(file)!r} holds {what}: it was not "
+                    "saved by this run. Pass a new directory."
+                )
+            self._check_answers(
+                file, positions, np.load(io.BytesIO(data), allow_pickle=False)
+            )
             keep = [
                 k
                 for k, r in enumerate(results)
@@ -234,6 +356,35 @@ class Checkpoint:
                 done.append((positions[keep], [results[k] for k in keep], found[keep]))
         return done
 
+    def _check_answers(self, file, positions, npz):
+        """Refuse a piece whose rows the model now answers otherwise."""
+        if self.answers is None or self.varies:
+            return
+        now = self.answers.take(positions)
+        saved = npz["answer_decision"] if "answer_decision" in npz.files else None
+        if saved is None or saved.shape != now.decision.shape:
+            raise ValueError(
+                f"checkpoint piece {str(file)!r} does not hold the model's "
+                "answers about its rows: it is corrupt."
+            )
+        known = (now.decision >= 0) & (saved >= 0)
+        differ = known & (saved != now.decision)
+        if now.output is not None and "answer_output" in npz.files:
+            then = npz["answer_output"]
+            if then.shape == now.output.shape:
+                close = np.isclose(
+                    then, np.round(now.output, FINGER_DECIMALS), rtol=1e-7, atol=1e-7
+                ) | (np.isnan(then) & np.isnan(now.output))
+                differ |= known & ~close.all(axis=1)
+        if differ.any():
+            raise ValueError(
+                f"checkpoint {str(self.path)!r} was made with a model that "
+                f"answered otherwise about row {int(positions[differ][0])} "
+                f"(in {file.name}): it holds the results of another run "
+                "(another model, or one retrained). Pass a new directory, or "
+                f"delete its {MANIFEST} and piece-* files to start afresh."
+            )
+
     # -- writing -------------------------------------------------------- #
     def save(self, positions, results, found):
         """Save the results (``max_plans`` and ``all_orders`` applied) of
@@ -243,7 +394,7 @@ class Checkpoint:
         """
         if self.stopped or not len(positions):
             return
-        data = _pack(positions, results, found)
+        data = _pack(positions, results, found, self.answers)
         name = f"piece-{self.next:06d}.npz"
         try:
             # listed first: killed between the two writes, the listed file
@@ -251,6 +402,7 @@ class Checkpoint:
             # would block the resume
             self.pieces[name] = {
                 "sha256": hashlib.sha256(data).hexdigest(),
+                "bytes": len(data),
                 "rows": np.asarray(positions).tolist(),
             }
             self.next += 1
@@ -290,8 +442,87 @@ class Checkpoint:
             raise
 
 
+def read_bounded(file, limit, what):
+    """``(bytes, sha256 hex)`` of ``file``, read only if it is a regular file
+    (not a link, a named pipe or a device) of at most ``limit`` bytes, hashed
+    as it streams; otherwise a ``ValueError`` naming it."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    if Path(file).is_symlink():
+        raise ValueError(
+            f"{what} {str(file)!r} is a link, not a file this run saved: it is "
+            "not read. Pass a new directory."
+        )
+    try:
+        handle = os.open(file, flags)
+    except OSError as exc:
+        raise ValueError(f"{what} {str(file)!r} cannot be opened ({exc}).") from None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"{what} {str(file)!r} is not a regular file (a named pipe, a "
+                "device or a directory): it is not read. Pass a new directory."
+            )
+        if info.st_size > limit:
+            raise ValueError(
+                f"{what} {str(file)!r} holds {info.st_size} bytes, more than "
+                f"the {limit} its manifest allows: it was not saved by this "
+                "run, and is not read. Pass a new directory."
+            )
+        digest, chunks, size = hashlib.sha256(), [], 0
+        while True:
+            try:
+                chunk = os.read(handle, min(READ_CHUNK, limit + 1 - size))
+            except OSError as exc:
+                raise ValueError(
+                    f"{what} {str(file)!r} cannot be read ({exc})."
+                ) from None
+            if not chunk:
+                break
+            digest.update(chunk)
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise ValueError(
+                    f"{what} {str(file)!r} is larger than the {limit} bytes "
+                    "its manifest allows: it is not read. Pass a new directory."
+                )
+        return b"".join(chunks), digest.hexdigest()
+    finally:
+        os.close(handle)
+
+
+def _hold_lock(file):
+    """Take the directory's lock (a descriptor; closing it releases it), or
+    refuse at once if another process holds it."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        handle = os.open(file, flags, 0o600)
+    except OSError as exc:
+        raise ValueError(
+            f"checkpoint lock {str(file)!r} cannot be opened ({exc}); pass "
+            "another directory."
+        ) from None
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock
+        return handle
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(handle)
+        raise ValueError(
+            f"checkpoint {str(file.parent)!r} is in use: another process "
+            f"holds its lock ({file.name}) and is explaining into it now. Wait "
+            "for it to finish (then rerun to resume from its rows), or pass "
+            "another directory."
+        ) from None
+    return handle
+
+
 def _check_private(path):
-    """Refuse a directory other users can write to (they could swap pieces)."""
+    """Refuse a directory others can write to (they could swap pieces)."""
     if not hasattr(os, "geteuid"):  # pragma: no cover - not POSIX
         return
     info = path.stat()
@@ -299,11 +530,14 @@ def _check_private(path):
         reason = f"is owned by another user (uid {info.st_uid})"
     elif info.st_mode & stat.S_IWOTH:
         reason = "is writable by every user"
+    elif info.st_mode & stat.S_IWGRP:
+        reason = f"is writable by its group (gid {info.st_gid})"
     else:
         return
     raise ValueError(
         f"checkpoint directory {str(path)!r} {reason}: another user could "
-        "replace its files. Use a directory of your own, or pass "
+        "replace its files, and a resume would report what they wrote. Use a "
+        "directory only you can write to (chmod go-w), or pass "
         "shared_checkpoint=True if you trust everyone who can write there."
     )
 
@@ -311,10 +545,18 @@ def _check_private(path):
 # ---------------------------------------------------------------------- #
 # a piece as plain arrays
 # ---------------------------------------------------------------------- #
-def _pack(positions, results, found):
-    """The ``.npz`` bytes of a piece (numbers and text only)."""
+def _pack(positions, results, found, answers=None):
+    """The ``.npz`` bytes of a piece (numbers and text only); with the
+    model's ``answers`` about its rows when given."""
     shown = [r for r in results if r.n_solutions]
-    arrays = {
+    arrays = {}
+    if answers is not None:
+        now = answers.take(np.asarray(positions, dtype=np.intp))
+        arrays["answer_decision"] = np.asarray(now.decision, dtype=np.int64)
+        if now.output is not None:
+            output = np.asarray(now.output, dtype=float)
+            arrays["answer_output"] = np.round(output, FINGER_DECIMALS)
+    arrays |= {
         "positions": np.asarray(positions, dtype=np.int64),
         "found": np.asarray(found, dtype=np.int64),
         "x0": np.array([r.x0 for r in results], dtype=float),

@@ -37,7 +37,8 @@ def dask_worker_environment(mmap_threshold=MAX_MMAP_THRESHOLD):
     ----------
     mmap_threshold : int, default=33554432
         The ``MALLOC_MMAP_THRESHOLD_`` in bytes: allocations below it come
-        from the heap (at most 32 MiB, glibc's limit on 64-bit systems).
+        from the heap (at most 32 MiB, glibc's limit on 64-bit systems). A
+        boolean is refused (``True`` would be 1 byte).
 
     Returns
     -------
@@ -61,6 +62,13 @@ def dask_worker_environment(mmap_threshold=MAX_MMAP_THRESHOLD):
     >>> with dask.config.set(config):  # doctest: +SKIP
     ...     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1)
     """
+    if isinstance(mmap_threshold, bool):
+        # True is an int (1) to Python: it would set a 1-byte threshold
+        raise TypeError(
+            "mmap_threshold must be a number of bytes (at most "
+            f"{MAX_MMAP_THRESHOLD}), got {mmap_threshold!r}; leave it out for "
+            "the default."
+        )
     try:
         import dask
 

@@ -35,7 +35,7 @@ from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._result import InstanceResult
 from sklearn_cscf._search import SearchSettings
-from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
+from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
 from sklearn_cscf._targets import warn_if_nothing_to_explain
 from sklearn_cscf._validation import check_finite
 
@@ -216,20 +216,66 @@ def explain_rows(
     -------
     Explained
     """
+    if with_states:
+        check_states_columns(output.schema)
     n = encoded.shape[0]
     known = decisions.decision >= 0
     reached = np.zeros(n, dtype=bool)
     reached[known] = problem.target.gap(decisions.take(known), codes[known]) == 0
     needing = np.flatnonzero(known & ~reached)
-    shipment = Shipment(problem)
     entropy = _base_entropy(schedule.random_state)
     store = None
     if checkpoint is not None:
         form = (output.max_plans, output.all_orders)
         key = fingerprint(problem, encoded, codes, index, schedule.random_state, form)
-        store = Checkpoint(checkpoint, key, entropy, shared=shared_checkpoint)
+        store = Checkpoint(
+            checkpoint,
+            key,
+            entropy,
+            n,
+            answers=decisions,
+            varies=problem.recheck,
+            shared=shared_checkpoint,
+        )
         entropy = store.entropy
+    try:
+        pieces = _pieces(
+            problem,
+            output,
+            encoded,
+            index,
+            needing,
+            failures,
+            codes,
+            schedule,
+            store,
+            with_states,
+            entropy,
+        )
+    finally:
+        if store is not None:
+            store.close()
+    frame, states, details, finals = assemble(pieces, n, encoded.shape[1])
+    _check_every_row_answered(pieces, frame, details, n)
+    return Explained(frame, states, details, finals)
 
+
+def _pieces(
+    problem,
+    output,
+    encoded,
+    index,
+    needing,
+    failures,
+    codes,
+    schedule,
+    store,
+    with_states,
+    entropy,
+):
+    """The pieces of every row: loaded from ``store``, or searched."""
+    n = encoded.shape[0]
+    shipment = Shipment(problem)
     pieces, remaining = [], np.arange(n)
     if store is not None:
         pieces = [
@@ -283,14 +329,64 @@ def explain_rows(
     with _progress(schedule.verbose, searched.size) as progress:
         parallel = Parallel(n_jobs=schedule.n_jobs, return_as="generator")
         for block, end, found in zip(blocks, ends, parallel(tasks)):
-            rows = {int(r): result for r, result in zip(searched[block], found)}
+            rows = {int(r): _answered(res) for r, res in zip(searched[block], found)}
             rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
             pieces.append(piece(rows))
             progress.update(len(found))
     if quick or not pieces:  # quick rows after the last block; or no row
         pieces.append(piece(quick))
-    frame, states, details, finals = assemble(pieces, n, encoded.shape[1])
-    return Explained(frame, states, details, finals)
+    return pieces
+
+
+def _answered(result):
+    """``result``, or, when the model accepts the row as it is (a plan of no
+    step: its answers changed during the search, a drifting or noisy model),
+    an ``already_target`` result saying so: every row keeps its place in
+    the frame."""
+    if result.status != STATUS_OK or not result.n_solutions:
+        return result
+    if not (np.asarray(result.lengths) == 0).any():
+        return result
+    return InstanceResult(
+        x0=result.x0,
+        target=result.target,
+        status=STATUS_ALREADY_TARGET,
+        message=(
+            "the model's answer changed during the search: it now accepts "
+            "the row as it is (a plan of no step)"
+        ),
+        diagnostics=result.diagnostics,
+    )
+
+
+def _check_every_row_answered(pieces, frame, details, n):
+    """Every input row has its rows in the frame and one in the details."""
+    rows = np.concatenate([[], *(p.frame_rows for p in pieces)])
+    if len(details) != n or (rows < 1).any() or int(rows.sum()) != len(frame):
+        missing = np.concatenate(
+            [[], *(p.positions[p.frame_rows < 1] for p in pieces)]
+        ).astype(np.intp)
+        raise RuntimeError(  # a bug, not a user error
+            f"{missing.size} of {n} rows (positions {missing[:5].tolist()}) are "
+            "missing from the explanations; please report this."
+        )
+
+
+STATES_KEYS = ("instance", "solution", "step")
+
+
+def check_states_columns(schema):
+    """Refuse a feature whose name is a key column of the states frame (it
+    would give the frame two columns of that name)."""
+    clash = [name for name in schema.names if name in STATES_KEYS]
+    if clash:
+        raise ValueError(
+            f"A feature is named {clash[0]!r}, like the states frame's own "
+            f"{clash[0]!r} column (its columns are {list(STATES_KEYS)} and then "
+            "the features): the frame would have two columns of that name. "
+            f"Rename the feature (e.g. X.rename(columns={{{clash[0]!r}: "
+            f"'{clash[0]}_'}})) before fit, or explain without return_states."
+        )
 
 
 def warn_about_errors(details, stacklevel):

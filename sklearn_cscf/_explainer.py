@@ -88,7 +88,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         For a classifier with ``predict_proba``: the probability the target
         class (or classes) must reach besides the model's decision, e.g.
         ``0.6`` for plans with a margin over a 0.5 decision threshold. A row
-        the model accepts with less than that needs recourse too.
+        the model accepts with less than that needs recourse too. The
+        probabilities are compared at 10 decimals (so is ``replay``).
     immutable_features : list, default=None
         Features that the default actions leave alone, and that no action may
         change.
@@ -451,11 +452,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             holding another run's results, or files its manifest does not
             list or whose content hash differs, is refused. A failed save
             (a full disk) warns and stops checkpointing; every row is still
-            returned.
+            returned. A run holds the directory's lock: a second process
+            explaining into it at the same time is refused at once.
         shared_checkpoint : bool, default=False
             Use a ``checkpoint`` directory that other users can write to
-            (writable by all, or owned by someone else). Refused by default:
-            whoever can write there can change the results you load.
+            (writable by its group or by all, or owned by someone else), and
+            so trust every one of them. Refused by default: whoever can write
+            there can change the results you load.
         """
         explained = self._run(
             X,

@@ -8,6 +8,7 @@ costs are small callable objects (``PerUnitCost``, ``PerLevelCost``,
 
 import difflib
 import re
+import warnings
 from collections import Counter
 from collections.abc import Mapping
 from numbers import Real
@@ -155,10 +156,15 @@ def make_actions(
         take; ``{feature: [label, ...]}`` for a categorical one: the values a
         person can choose (DiCE's keyword). Unlisted features take the values
         seen in ``X`` (numbers: ``[min, max]``; whole numbers where ``X``
-        holds only whole numbers).
+        holds only whole numbers). A range of such a column is rounded
+        inward to whole numbers (``[40.5, 45.5]`` gives 41 to 45); one that
+        holds no whole number is an error. For a categorical feature with an
+        order, each permitted value must be in the order.
     immutable : list of str, default=None
         Features that never change (age, race, ...), removed from
-        ``features_to_vary``.
+        ``features_to_vary``. A range, direction, cost or order given for one
+        is an error; one given for a feature outside a listed
+        ``features_to_vary`` is ignored with a warning.
     directions : dict, default=None
         ``{feature: "increase" | "decrease" | "any"}``: numbers only go up
         (down), categories only later (earlier) in their order. Default
@@ -262,6 +268,16 @@ def make_actions(
                 "cannot be both."
             )
         varied = [n for n in names if n in set(varied)]
+    _check_declared(
+        {
+            "permitted_range": permitted_range,
+            "directions": directions,
+            "costs": costs,
+            "orders": orders,
+        },
+        varied,
+        immutable,
+    )
     actions = []
     for name in varied:
         j = schema.index[name]
@@ -321,7 +337,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
     if permitted is not None:
         values = _numeric_range(name, permitted)
         if is_integer:
-            step = 1
+            values, step = _whole_range(name, values), 1
     if cost is None:
         cost = PerUnitCost(name, unit_scale(column))
     elif not callable(cost):
@@ -371,6 +387,14 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
             )
         permitted = list(permitted)
         _check_labels(name, permitted, known, f"permitted_range[{name!r}]")
+        outside = [] if order is None else [v for v in permitted if v not in order]
+        if outside:
+            raise ValueError(
+                f"permitted_range[{name!r}]: {outside[0]!r} is not in "
+                f"orders[{name!r}] = {order!r}; a value outside the order "
+                "can never be reached. Add it to the order, or leave it out "
+                "of permitted_range."
+            )
         if order is None:
             values = permitted
         else:
@@ -451,6 +475,12 @@ def _feature_list(value, what, names):
         return []
     if isinstance(value, str):
         value = [value]
+    if not is_listlike(value):
+        raise TypeError(
+            f"{what} must be a list of column names of X"
+            + (' (or "all")' if what == "features_to_vary" else "")
+            + f", got {type(value).__name__} {value!r:.60}."
+        )
     value = list(value)
     for name in value:
         _check_feature(name, names, what)
@@ -464,6 +494,40 @@ def _check_labels(name, labels, known, what):
                 f"{what}: {label!r} is not a value of {name!r} in X"
                 f"{_did_you_mean(label, known)} Its values are {known}."
             )
+
+
+def _check_declared(declared, varied, immutable):
+    """A range, direction, cost or order given for a feature that does not
+    change is an error (immutable) or a warning (not in features_to_vary):
+    it would be dropped without a word."""
+    varied = set(varied)
+    for what, mapping in declared.items():
+        for name in mapping:
+            if name in immutable:
+                raise ValueError(
+                    f"{what}[{name!r}] is given, but {name!r} is immutable: an "
+                    "immutable feature never changes, so it would be ignored. "
+                    f"Remove {name!r} from immutable, or the {what} entry."
+                )
+            if name not in varied:
+                warnings.warn(
+                    f"{what}[{name!r}] is ignored: {name!r} is not in "
+                    "features_to_vary, so no action changes it.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+
+
+def _whole_range(name, bounds):
+    """A range of a whole-number column, rounded inward to whole numbers."""
+    low, high = np.ceil(bounds[0]), np.floor(bounds[1])
+    if low > high:
+        raise ValueError(
+            f"permitted_range[{name!r}] = {list(bounds)} holds no whole number, "
+            f"and {name!r} holds only whole numbers in X; give a range that "
+            "holds one."
+        )
+    return (float(low), float(high))
 
 
 def _check_direction(name, direction):

@@ -42,6 +42,8 @@ from sklearn_cscf._schema import plain_missing
 PROBA_DECIMALS = 10
 # probabilities this far outside [0, 1] are rounding, not an error
 PROBA_TOLERANCE = 1e-9
+# a row of probabilities may sum this far from 1 (float32, rounding)
+PROBA_SUM_TOLERANCE = 1e-3
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
 # rows of fit on which the model is asked twice: do its answers vary?
@@ -185,6 +187,15 @@ class ModelAdapter:
                 "predict_proba of the estimator returned values that are not "
                 f"probabilities (finite, in [0, 1]): {proba[bad][:3].tolist()} "
                 f"in {int(bad.any(axis=1).sum())} of {n} rows."
+            )
+        sums = proba.sum(axis=1)
+        off = np.abs(sums - 1.0) > PROBA_SUM_TOLERANCE
+        if off.any():
+            raise ValueError(
+                "predict_proba of the estimator returned rows that do not sum to "
+                f"1 (sums {np.unique(sums[off])[:3].tolist()} in {int(off.sum())} "
+                f"of {n} rows), not the probabilities of its classes_: return one "
+                "per class, summing to 1 (normalise the rows, say)."
             )
         return proba
 
@@ -332,6 +343,13 @@ def model_classes(estimator, regressor):
             "output range to reach as target_range=(low, high)."
         )
     classes = np.asarray(classes)
+    repeated = pd.Index(classes.reshape(-1)).duplicated()
+    if repeated.any():
+        raise ValueError(
+            f"The classifier's classes_ {classes.tolist()} name "
+            f"{classes.reshape(-1)[repeated].tolist()[0]!r} twice; each column "
+            "of predict_proba must be its own class. Fix the model's classes_."
+        )
     if classes.shape[0] < 2:
         raise ValueError(
             f"The classifier knows only one class ({classes.tolist()}); "

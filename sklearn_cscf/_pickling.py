@@ -69,6 +69,11 @@ class _ByValue:
         return _load_by_value, (payload,)
 
 
+# the wrapper's type, for a pickler that pickles the callable itself
+# (the checkpoints' fingerprint: cloudpickle's own bytes are not stable)
+ByValue = _ByValue
+
+
 def portable(fn, what):
     """``fn`` as it is when the standard pickler can store it, else a stand-in.
 

@@ -24,6 +24,8 @@ from sklearn_cscf._frames import COLUMNS, TEXT
 TEXT_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype == TEXT)
 WHOLE_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype == "Int64")
 LABEL_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype is None)
+# the columns of explain's frame (others are named as not its own)
+_NUMBER_COLUMNS = (*COLUMNS, "plausibility")
 TYPE_SUFFIX = "_type"
 # label types written with their type, and how their text reads back
 _READERS = {
@@ -53,15 +55,49 @@ def _type_name(label):
     return type(label).__name__
 
 
+PARQUET_SUFFIXES = (".parquet", ".pq")
+# suffixes written as CSV (with pandas' compressions)
+CSV_SUFFIXES = (".csv", ".txt", ".tsv", ".tab", ".dat", "")
+COMPRESSIONS = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+# the digits of a whole-number label (Python's own limit is 4300)
+MAX_LABEL_DIGITS = 1000
+
+
 def _is_parquet(path):
-    return isinstance(path, str | Path) and Path(path).suffix.lower() in (
-        ".parquet",
-        ".pq",
-    )
+    if isinstance(path, str | Path):
+        return Path(path).suffix.lower() in PARQUET_SUFFIXES
+    # an open binary file: parquet files begin with PAR1
+    if hasattr(path, "read") and hasattr(path, "seek") and hasattr(path, "tell"):
+        try:
+            start = path.tell()
+            head = path.read(4)
+            path.seek(start)
+        except (OSError, ValueError):
+            return False
+        return head == b"PAR1"
+    return False
+
+
+def _check_suffix(path):
+    """Refuse a path whose suffix names a format written neither as CSV nor
+    as parquet (``out.xlsx`` would hold CSV text)."""
+    if not isinstance(path, str | Path):
+        return
+    suffixes = [x.lower() for x in Path(path).suffixes]
+    while suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in CSV_SUFFIXES + PARQUET_SUFFIXES and not suffix[1:].isdigit():
+        raise ValueError(
+            f"Cannot write explanations to {str(path)!r}: the extension "
+            f"{suffix!r} is not a format written here. Use .csv (or .tsv, .txt, "
+            "optionally compressed, e.g. .csv.gz) for CSV, or .parquet."
+        )
 
 
 def write_frame(frame, path, **kwargs):
     """Write ``frame`` as CSV (or parquet, by the suffix) with label types."""
+    _check_suffix(path)
     out = frame.copy()
     for name in LABEL_COLUMNS:
         if name not in out.columns:
@@ -81,7 +117,7 @@ def write_frame(frame, path, **kwargs):
             dtype=TEXT,
         )
         out[name + TYPE_SUFFIX] = pd.array(types, dtype=TEXT)
-    if _is_parquet(path):
+    if isinstance(path, str | Path) and _is_parquet(path):
         out.to_parquet(path, index=False, **kwargs)
     else:
         out.to_csv(path, index=False, **kwargs)
@@ -119,7 +155,7 @@ def read_frame(path, **kwargs):
         if name in TEXT_COLUMNS or name.endswith(TYPE_SUFFIX):
             continue
         if name in WHOLE_COLUMNS:
-            frame[name] = pd.to_numeric(frame[name]).astype("Int64")
+            frame[name] = _whole(_numbers(frame[name], name), name)
         elif name in LABEL_COLUMNS:
             typed = name + TYPE_SUFFIX
             if typed in frame.columns:
@@ -127,27 +163,91 @@ def read_frame(path, **kwargs):
             else:
                 frame[name] = _labels(frame[name], nullable=name != "instance")
         elif frame[name].dtype == TEXT or frame[name].dtype == object:
-            frame[name] = pd.to_numeric(frame[name]).astype(float)
+            frame[name] = _numbers(frame[name], name).astype(float)
     return frame.drop(
         columns=[n + TYPE_SUFFIX for n in LABEL_COLUMNS if n + TYPE_SUFFIX in frame]
     )
 
 
+def _numbers(column, name):
+    """``column`` as numbers, or an error naming the column, the row and the
+    text (a spreadsheet's formula, say) that is not a number."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    bad = numbers.isna() & column.notna()
+    if bad.any():
+        row, text = int(bad.to_numpy().argmax()), column[bad].iloc[0]
+        formula = " (a spreadsheet formula?)" if str(text).startswith("=") else ""
+        where = (
+            f"column {name!r}"
+            if name in WHOLE_COLUMNS or name in _NUMBER_COLUMNS
+            else f"column {name!r}, which is not a column of explain's frame,"
+        )
+        raise ValueError(
+            f"The explanations file's {where} holds {str(text)!r:.60}{formula} "
+            f"in row {row}, not a number. Was the file edited? Restore the "
+            "value (or drop the column) and read it again."
+        )
+    return numbers
+
+
+def _whole(numbers, name):
+    """Whole numbers as ``Int64``; a fraction is an error, never truncated."""
+    fraction = numbers.notna() & (numbers % 1 != 0)
+    if fraction.any():
+        row = int(fraction.to_numpy().argmax())
+        raise ValueError(
+            f"The explanations file's column {name!r} holds "
+            f"{float(numbers[fraction].iloc[0])!r} in row {row}, not a whole number. "
+            "Was the file edited? Restore the value and read it again."
+        )
+    return numbers.astype("Int64")
+
+
+def _read_label(reader, text, kind, name, row):
+    if kind == "int" and len(str(text).lstrip("+-")) > MAX_LABEL_DIGITS:
+        raise ValueError(
+            f"Row {row} of the {name!r} column holds a label of "
+            f"{len(str(text).lstrip('+-'))} digits, longer than the "
+            f"{MAX_LABEL_DIGITS} read as a whole number: was the file changed? "
+            f"Give the row its label again (or its {name + TYPE_SUFFIX!r} as "
+            "'str')."
+        )
+    try:
+        return reader(text)
+    except (ValueError, KeyError, TypeError, OverflowError):
+        raise ValueError(
+            f"Row {row} of the {name!r} column holds {str(text)!r:.60}, which "
+            f"is not {'an' if kind == 'int' else 'a'} {kind} as its "
+            f"{name + TYPE_SUFFIX!r} column says: was the file changed? "
+            f"Correct the label, or its type (one of {sorted(_READERS)})."
+        ) from None
+
+
 def _typed_labels(column, types, name):
     """Labels of ``column`` (text) in their recorded ``types``."""
     values = []
-    for text, kind in zip(column.tolist(), types.tolist()):
-        if kind == "missing" or text is pd.NA:
+    for row, (text, kind) in enumerate(zip(column.tolist(), types.tolist())):
+        if kind is pd.NA or kind not in (*_READERS, "missing"):
+            raise ValueError(
+                f"Row {row} of the {name + TYPE_SUFFIX!r} column names the type "
+                f"{kind if kind is pd.NA else repr(kind)}, which is not one of "
+                f"{sorted(_READERS)} or 'missing': was the file changed? "
+                "Correct it (the type of the label beside it)."
+            )
+        if kind == "missing":
             values.append(None)
             continue
-        reader = _READERS.get(kind)
-        if reader is None:
-            raise ValueError(
-                f"The {name + TYPE_SUFFIX!r} column names the type {kind!r}, "
-                f"which is not one of {sorted(_READERS)}: was the file changed?"
-            )
-        values.append(reader(text))
+        if text is pd.NA:
+            # an empty field: the empty label "" (a missing one says so)
+            values.append("" if kind == "str" else None)
+            continue
+        values.append(_read_label(_READERS[kind], text, kind, name, row))
     kinds = set(types.tolist()) - {"missing"}
+    small = all(
+        v is None or -(2**63) <= v < 2**63 for v in values if isinstance(v, int)
+    )
+    if kinds == {"int"} and not small:  # beyond int64: Python's ints
+        return pd.array(values, dtype=object)
     if kinds == {"int"} and name == "instance" and None not in values:
         return pd.array(values, dtype="int64")
     if kinds == {"int"}:

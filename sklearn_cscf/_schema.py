@@ -84,6 +84,35 @@ def _reject_complex(values, name):
         raise ValueError(f"Complex data not supported: column {name!r} is complex.")
 
 
+def _reject_unsupported(values, name):
+    """Refuse a column of intervals, or of lists (or other containers) in
+    its cells, naming it and saying what to give instead."""
+    dtype = getattr(values, "dtype", None)
+    if isinstance(dtype, pd.IntervalDtype):
+        raise ValueError(
+            f"Column {name!r} holds intervals (pandas Interval); the explainer "
+            "takes numbers or category labels. Give a number per row (e.g. "
+            f"X[{name!r}] = X[{name!r}].array.mid, the midpoint) or a label "
+            f"(X[{name!r}] = X[{name!r}].astype(str))."
+        )
+    if dtype is not None and dtype.kind != "O":
+        return
+    for value in np.asarray(values, dtype=object):
+        if isinstance(value, pd.Interval):
+            raise ValueError(
+                f"Column {name!r} holds intervals ({value!r}); the explainer "
+                "takes numbers or category labels: give a number (e.g. the "
+                "midpoint) or a label (the interval as text) per row."
+            )
+        if isinstance(value, list | tuple | set | frozenset | dict | np.ndarray):
+            raise ValueError(
+                f"Column {name!r} holds a {type(value).__name__} in a cell "
+                f"({value!r:.60}); the explainer takes one number or one label "
+                "per cell. Split it into columns, or join it into a text label "
+                f"(e.g. X[{name!r}].map(str))."
+            )
+
+
 def _is_missing(value):
     return value is None or (isinstance(value, float) and np.isnan(value))
 
@@ -123,7 +152,14 @@ class FeatureSchema:
         self.is_frame = isinstance(X, pd.DataFrame)
         if self.is_frame:
             self.names = list(X.columns)
-            columns = [X[name] for name in self.names]
+            repeated = X.columns[X.columns.duplicated()].unique().tolist()
+            if repeated:
+                raise ValueError(
+                    f"X has duplicate column names {repeated[:5]}; each feature "
+                    "needs its own name (rename or drop the repeated columns, "
+                    "e.g. X.loc[:, ~X.columns.duplicated()])."
+                )
+            columns = [X.iloc[:, j] for j in range(len(self.names))]
         else:
             X = np.asarray(X)
             if X.ndim != 2:
@@ -147,6 +183,7 @@ class FeatureSchema:
         self.dtypes = [getattr(col, "dtype", None) for col in columns]
         for j, col in enumerate(columns):
             _reject_complex(col, self.names[j])
+            _reject_unsupported(col, self.names[j])
             if _is_numeric_column(col):
                 _check_integers(col, self.names[j])
                 values = np.asarray(col, dtype=float)
@@ -303,6 +340,7 @@ class FeatureSchema:
         encoded = np.empty((len(columns[0]) if columns else 0, self.n_features))
         for j, col in enumerate(columns):
             _reject_complex(col, self.names[j])
+            _reject_unsupported(col, self.names[j])
             if self.is_categorical[j]:
                 encoded[:, j] = self.encode_labels(
                     j, np.asarray(col, dtype=object), what="X"

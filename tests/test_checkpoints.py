@@ -422,3 +422,334 @@ def test_a_checkpoint_resumes_in_a_new_process_with_main_classes(tmp_path):
     assert first_calls > 2
     assert second_calls == 2  # every row loaded: only the decisions now
     assert (tmp_path / "first.csv").read_text() == (tmp_path / "second.csv").read_text()
+
+
+# ---------------------------------------------------------------------- #
+# issue 23: what the model answers counts, not how it pickles
+# ---------------------------------------------------------------------- #
+SCRIPT_STATEFUL = """
+import sys
+
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
+
+CACHE = {}  # a global answer cache the model reads and fills
+SEEN = {"debt", "income", "rate", "age", "zip"}  # a module-level set a cost reads
+
+
+class Stateful:  # a call counter, a set of strings, a global cache
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model = model
+        self.calls = 0
+        self.names = {"income", "debt", "alpha", "beta", "gamma", "delta"}
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        self.calls += 1
+        key = X.to_numpy().tobytes()
+        if key not in CACHE:
+            CACHE[key] = self.model.predict_proba(X)
+        return CACHE[key]
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+def effort(before, after):
+    weight = 1.0 if "debt" in SEEN else 2.0
+    return weight * np.abs(after["debt"] - before["debt"]) / 50
+
+
+rng = np.random.default_rng(0)
+X = pd.DataFrame({"income": rng.uniform(0, 100, 300), "debt": rng.uniform(0, 50, 300)})
+y = (X["income"] - X["debt"] > 40).astype(int)
+model = Stateful(LogisticRegression().fit(X, y))
+explainer = SequentialCounterfactualExplainer(
+    model,
+    actions=[
+        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
+        Action("repay", "debt", values=(0.0, 50.0), direction="decrease",
+               cost=effort),
+    ],
+    population_size=30, n_generations=5, random_state=0, batch_size=2,
+).fit(X)
+rows = X[model.predict(X) == 0].iloc[:4]
+model.calls = 0
+frame = explainer.explain(rows, checkpoint=sys.argv[1])
+frame.to_csv(sys.argv[2])
+print(model.calls)
+"""
+
+
+def _run_script(tmp_path, source, args, seed):
+    script = tmp_path / "run_me.py"
+    script.write_text(textwrap.dedent(source))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": str(seed)}
+    return subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+    )
+
+
+def test_a_model_with_a_counter_a_set_and_a_cache_resumes_in_a_new_process(
+    tmp_path,
+):
+    # each process has its own hash seed: sets pickle in another order
+    first = _run_script(tmp_path, SCRIPT_STATEFUL, [tmp_path / "run", "a.csv"], 1)
+    assert first.returncode == 0, first.stderr
+    second = _run_script(tmp_path, SCRIPT_STATEFUL, [tmp_path / "run", "b.csv"], 2)
+    assert second.returncode == 0, second.stderr
+    assert int(first.stdout.split()[-1]) > 2
+    assert int(second.stdout.split()[-1]) == 2  # every row loaded
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+def test_a_retrained_model_is_another_run(interruptible, tmp_path, line_data):
+    explainer, rows = interruptible
+    explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
+    X, y = line_data
+    other = clone(explainer)
+    other.set_params(estimator=Interruptible(LogisticRegression(C=1e-3).fit(X, y)))
+    other.fit(X)
+    with pytest.raises(ValueError, match="answered otherwise about row"):
+        other.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
+
+
+# ---------------------------------------------------------------------- #
+# issue 23: who is trusted, and what is opened
+# ---------------------------------------------------------------------- #
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+def test_a_group_writable_directory_is_refused_unless_shared(interruptible, tmp_path):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    run.mkdir()
+    run.chmod(0o770)
+    with pytest.raises(ValueError, match="writable by its group.*shared_checkpoint"):
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert not (run / MANIFEST).exists()
+    frame = explainer.explain(rows.iloc[:2], checkpoint=run, shared_checkpoint=True)
+    assert (frame["status"] == "ok").all()
+
+
+LOCKER = """
+import fcntl, os, sys, time
+handle = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("locked", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks")
+def test_a_second_process_is_refused_at_once_and_no_row_is_lost(
+    interruptible, tmp_path
+):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    explainer.explain(rows.iloc[:2], checkpoint=run)  # two rows saved
+    saved = sorted(p.name for p in pieces(run))
+    # another process explaining into it now holds the lock
+    holder = subprocess.Popen(
+        [sys.executable, "-c", LOCKER, str(run / ".lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(ValueError, match="another process holds its lock"):
+            explainer.explain(rows.iloc[:2], checkpoint=run)
+    finally:
+        holder.communicate("\n", timeout=30)
+    # nothing was written or lost: the rows saved before still resume
+    assert sorted(p.name for p in pieces(run)) == saved
+    Interruptible.calls = 0
+    explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert Interruptible.calls == 2
+    # and the lock is released after a run, even one that raised
+    Interruptible.calls, Interruptible.budget = 0, 3
+    with pytest.raises(KeyboardInterrupt):
+        explainer.explain(rows.iloc[:4], checkpoint=tmp_path / "other")
+    Interruptible.budget = None
+    frame = explainer.explain(rows.iloc[:4], checkpoint=tmp_path / "other")
+    assert frame["instance"].nunique() == 4
+
+
+TWO_RUNS = """
+import sys
+sys.path.insert(0, sys.argv[3])
+import numpy as np
+import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn_cscf import Action, SequentialCounterfactualExplainer
+
+rng = np.random.default_rng(0)
+X = pd.DataFrame({"income": rng.uniform(0, 100, 300), "debt": rng.uniform(0, 50, 300)})
+y = (X["income"] - X["debt"] > 40).astype(int)
+model = LogisticRegression().fit(X, y)
+explainer = SequentialCounterfactualExplainer(
+    model,
+    actions=[
+        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
+        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
+    ],
+    population_size=30, n_generations=8, random_state=0, batch_size=1, n_jobs=1,
+).fit(X)
+rows = X[model.predict(X) == 0].iloc[:12]
+try:
+    frame = explainer.explain(rows, checkpoint=sys.argv[1])
+except ValueError as exc:
+    print("REFUSED", exc)
+else:
+    frame.to_csv(sys.argv[2])
+    print("DONE", frame["instance"].nunique())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks")
+def test_two_concurrent_processes_into_one_directory_lose_no_row(tmp_path):
+    script = tmp_path / "two.py"
+    script.write_text(textwrap.dedent(TWO_RUNS))
+    run = tmp_path / "run"
+    started = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(run), f"{k}.csv", str(ROOT)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+        )
+        for k in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in started]
+    assert all(p.returncode == 0 for p in started), [o[1] for o in outs]
+    said = [o[0].strip() for o in outs]
+    # each either finished with every row, or was refused at once
+    assert all(s.startswith(("DONE 12", "REFUSED")) for s in said), said
+    assert any(s.startswith("DONE 12") for s in said)
+    for s in said:
+        if s.startswith("REFUSED"):
+            assert "another process holds its lock" in s
+    # the directory resumes every row
+    third = subprocess.run(
+        [sys.executable, str(script), str(run), "third.csv", str(ROOT)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert third.stdout.startswith("DONE 12"), third.stderr
+    done = [k for k, s in enumerate(said) if s.startswith("DONE")][0]
+    assert (tmp_path / "third.csv").read_text() == (
+        tmp_path / f"{done}.csv"
+    ).read_text()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+@pytest.mark.parametrize("which", ["piece", "manifest"])
+def test_a_named_pipe_in_the_directory_is_refused_not_read(
+    interruptible, tmp_path, which
+):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    explainer.explain(rows.iloc[:2], checkpoint=run)
+    target = pieces(run)[0] if which == "piece" else run / MANIFEST
+    target.unlink()
+    os.mkfifo(target)
+    with pytest.raises(ValueError, match="not a regular file") as caught:
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert str(target) in str(caught.value)
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="/dev/zero")
+@pytest.mark.parametrize("which", ["piece", "manifest"])
+def test_a_link_to_dev_zero_is_refused_not_read(interruptible, tmp_path, which):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    explainer.explain(rows.iloc[:2], checkpoint=run)
+    target = pieces(run)[0] if which == "piece" else run / MANIFEST
+    target.unlink()
+    target.symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match="is a link") as caught:
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert str(target) in str(caught.value)
+
+
+@pytest.mark.parametrize("which", ["piece", "manifest"])
+def test_a_huge_sparse_file_is_refused_by_its_size(interruptible, tmp_path, which):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    explainer.explain(rows.iloc[:2], checkpoint=run)
+    target = pieces(run)[0] if which == "piece" else run / MANIFEST
+    with open(target, "r+b") as handle:
+        handle.truncate(8 << 30)  # 8 GB, sparse: never read whole
+    with pytest.raises(ValueError, match="8589934592 bytes, more than") as caught:
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert str(target) in str(caught.value)
+
+
+def _forge(run, change):
+    """Rewrite the first piece with ``change(arrays)`` and its hash."""
+    import hashlib
+    import io
+
+    piece = pieces(run)[0]
+    with np.load(piece, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    change(arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    data = buffer.getvalue()
+    piece.write_bytes(data)
+    stored = json.loads((run / MANIFEST).read_text())
+    entry = stored["pieces"][piece.name]
+    entry.update(
+        sha256=hashlib.sha256(data).hexdigest(),
+        bytes=len(data),
+        rows=arrays["positions"].tolist(),
+    )
+    (run / MANIFEST).write_text(json.dumps(stored))
+    return piece
+
+
+@pytest.mark.parametrize("position", [7, -1, 10**6])
+def test_forged_row_positions_outside_x_name_the_piece(
+    interruptible, tmp_path, position
+):
+    explainer, rows = interruptible
+    run = tmp_path / "run"
+    explainer.explain(rows.iloc[:2], checkpoint=run)
+
+    def outside(arrays):
+        arrays["positions"] = arrays["positions"].copy()
+        arrays["positions"][0] = position
+
+    piece = _forge(run, outside)
+    with pytest.raises(ValueError, match="outside the 2 rows of X") as caught:
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert str(piece) in str(caught.value)
+
+
+def test_a_foreign_manifest_is_left_alone(interruptible, tmp_path):
+    explainer, rows = interruptible
+    run = tmp_path / "project"
+    run.mkdir(mode=0o700)
+    (run / MANIFEST).write_text(json.dumps({"name": "my web app", "version": 3}))
+    (run / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not the manifest of an sklearn-cscf") as e:
+        explainer.explain(rows.iloc[:2], checkpoint=run)
+    assert "delete" not in str(e.value).lower()
+    assert "left alone" in str(e.value)
+    assert (run / "notes.txt").exists()

@@ -157,6 +157,22 @@ class FailsOnSomeRows:
     def __init__(self, model):
         self.model = model
 
+
+# ---------------------------------------------------------------------- #
+# issue 23: every row answered, whatever the model does meanwhile
+# ---------------------------------------------------------------------- #
+class Drifting:
+    """A model whose answers change while it is asked: after ``start`` calls
+    its probability of class 1 climbs by ``step`` per call (drifting), or
+    moves by random noise of ``noise`` (its own generator)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model, step=0.0, noise=0.0):
+        self.model, self.step, self.noise = model, step, noise
+        self.calls, self.start = 0, 10**9
+        self.rng = np.random.default_rng(0)
+
     def __sklearn_is_fitted__(self):
         return True
 
@@ -164,6 +180,14 @@ class FailsOnSomeRows:
         if (np.asarray(X["zip"]) == 13).any():
             raise RuntimeError("cannot score zip 13")
         return self.model.predict_proba(X[["income", "debt"]])
+
+        self.calls += 1
+        p = self.model.predict_proba(X)[:, 1]
+        if self.calls > self.start:
+            p = p + min(0.9, self.step * (self.calls - self.start))
+            p = p + self.noise * self.rng.normal(size=p.shape)
+        p = np.clip(p, 0, 1)
+        return np.column_stack([1 - p, p])
 
     def predict(self, X):
         return self.predict_proba(X).argmax(axis=1)
@@ -217,3 +241,86 @@ def test_empty_x_gives_an_empty_frame_with_every_column(fitted_line, line_data):
         "debt",
     ]
     assert details.empty
+
+
+def _line():
+    from sklearn_cscf import Action
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
+    )
+    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
+    actions = [
+        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
+        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
+    ]
+    return X, y, actions
+
+
+@pytest.mark.parametrize("kind", ["drifting", "noisy"])
+def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
+    X, y, actions = _line()
+    inner = LogisticRegression().fit(X, y)
+    model = (
+        Drifting(inner, step=0.02) if kind == "drifting" else Drifting(inner, noise=0.3)
+    )
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=actions,
+        population_size=30,
+        n_generations=10,
+        random_state=0,
+        batch_size=4,
+        n_jobs=1,
+    ).fit(X)
+    rows = X[inner.predict(X) == 0].iloc[: 40 if kind == "drifting" else 120]
+    model.start = model.calls + 1  # it changes from the explanation on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame, details = explainer.explain(rows, return_details=True)
+    assert len(details) == len(rows)
+    assert set(frame["instance"]) == set(rows.index)  # no row left out
+    statuses = frame.groupby("instance", sort=False)["status"].first()
+    assert statuses.tolist() == details["status"].tolist()
+    changed = details["message"].fillna("").str.contains("answer changed")
+    # a row the model came to accept as it is says so
+    assert (details.loc[changed, "status"] == "already_target").all()
+    if kind == "drifting":
+        assert changed.any()
+
+
+def test_a_row_left_out_of_the_frame_is_caught_before_it_is_returned(monkeypatch):
+    import sklearn_cscf._driver as driver
+
+    X, y, actions = _line()
+    inner = LogisticRegression().fit(X, y)
+    model = Drifting(inner, step=0.02)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, population_size=30, n_generations=10,
+        random_state=0, n_jobs=1,
+    ).fit(X)  # fmt: skip
+    rows = X[inner.predict(X) == 0].iloc[:8]
+    model.start = model.calls + 1
+    monkeypatch.setattr(driver, "_answered", lambda result: result)  # as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="missing from the explanations"):
+            explainer.explain(rows)
+
+
+@pytest.mark.parametrize("name", ["step", "solution", "instance"])
+def test_a_feature_named_like_a_states_column_is_refused_for_states(name):
+    X, y, actions = _line()
+    X = X.rename(columns={"debt": name})
+    actions[1].feature = name
+    model = LogisticRegression().fit(X, y)
+    explainer = SequentialCounterfactualExplainer(
+        model, actions=actions, population_size=20, n_generations=3,
+        random_state=0,
+    ).fit(X)  # fmt: skip
+    rows = X[model.predict(X) == 0].iloc[:2]
+    with pytest.raises(ValueError, match=f"A feature is named '{name}'.*Rename"):
+        explainer.explain(rows, return_states=True)
+    frame = explainer.explain(rows)  # without the states: nothing clashes
+    assert frame["instance"].nunique() == 2

@@ -297,3 +297,70 @@ def test_a_result_appearing_during_the_work_is_not_replaced(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [CSV_NAME]
     _write_result(path, lambda stream: stream.write(b"new"), overwrite=True)
     assert path.read_text() == "new"
+
+
+# ---------------------------------------------------------------------- #
+# issue 23: bad paths and a bad plotting backend
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize(
+    "output",
+    ["x" * 300, "/".join(["deep"] * 1200), "nul\0byte"],
+    ids=["name too long", "path too long", "NUL byte"],
+)
+def test_an_unusable_output_path_exits_2_with_one_message(tmp_path, capsys, output):
+    with pytest.raises(SystemExit) as raised:
+        parse_args(["--output", str(tmp_path / output)])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    (message,) = [line for line in err.splitlines() if "error:" in line]
+    assert "--output" in message and "not a usable path" in message
+
+
+PLOT_ONLY = """
+import pandas as pd
+from sklearn_cscf.__main__ import plot_figure
+frame = pd.DataFrame({"instance": [1], "status": ["ok"]})
+print(plot_figure(frame, pd.Series({1: 0.2})))
+"""
+
+
+def test_a_bad_matplotlib_backend_skips_the_plot_with_a_message():
+    pytest.importorskip("matplotlib")
+    env = {
+        **os.environ,
+        "MPLBACKEND": "no-such-backend",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", PLOT_ONLY],
+        capture_output=True, text=True, env=env, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
+    assert "Traceback" not in done.stderr
+    assert "Skipping the plot: matplotlib cannot start" in done.stderr
+    assert "'no-such-backend'" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_bad_matplotlib_backend_skips_the_plot_and_keeps_the_csv(tmp_path):
+    pytest.importorskip("matplotlib")
+    env = {
+        **os.environ,
+        "MPLBACKEND": "no-such-backend",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable, "-m", "sklearn_cscf", "--dataset", "german",
+            "--n-instances", "1", *TINY, "--output", str(tmp_path),
+        ],
+        capture_output=True, text=True, env=env, check=False, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "Skipping the plot: matplotlib cannot start" in done.stderr
+    assert "no-such-backend" in done.stderr
+    assert pd.read_csv(tmp_path / CSV_NAME)["instance"].nunique() == 1
+    assert not (tmp_path / PLOT_NAME).exists()

@@ -289,6 +289,90 @@ def test_polars_and_bad_inputs(people):
         make_actions(people, immutable=list(people.columns))
 
 
+# ---------------------------------------------------------------------- #
+# issue 23: nothing declared is dropped or bent without a word
+# ---------------------------------------------------------------------- #
+def _people():
+    return pd.DataFrame(
+        {
+            "age": [30, 40, 50, 45],
+            "education": ["HS", "BSc", "MSc", "HS"],
+            "hours": [20.5, 40.0, 35.0, 38.0],
+        }
+    )
+
+
+def test_a_whole_number_range_is_rounded_inward():
+    (action,) = make_actions(_people(), ["age"], permitted_range={"age": [40.5, 45.5]})
+    assert action.values == (41.0, 45.0)
+    assert action.step == 1
+    grid = np.arange(action.values[0], action.values[1] + 1, action.step)
+    assert np.all(grid == np.round(grid))  # never 41.5
+
+
+def test_a_whole_number_range_without_a_whole_number_is_an_error():
+    with pytest.raises(ValueError, match=r"permitted_range\['age'\].*no whole number"):
+        make_actions(_people(), permitted_range={"age": [40.2, 40.7]})
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"permitted_range": {"age": [20, 60]}},
+        {"directions": {"age": "increase"}},
+        {"costs": {"age": 5}},
+    ],
+)
+def test_a_declaration_for_an_immutable_feature_is_an_error(declared):
+    with pytest.raises(ValueError, match=r"\['age'\] is given, but 'age' is immutable"):
+        make_actions(_people(), immutable=["age"], **declared)
+
+
+def test_a_declaration_for_a_feature_not_varied_warns():
+    with pytest.warns(UserWarning, match=r"costs\['age'\] is ignored"):
+        actions = make_actions(_people(), ["hours"], costs={"age": 5})
+    assert [a.feature for a in actions] == ["hours"]
+
+
+def test_a_permitted_category_outside_the_order_is_an_error():
+    with pytest.raises(ValueError, match=r"'MSc' is not in orders\['education'\]"):
+        make_actions(
+            _people(),
+            permitted_range={"education": ["BSc", "MSc"]},
+            orders={"education": ["HS", "BSc"]},
+        )
+
+
+def test_features_to_vary_that_is_not_a_list_says_so():
+    with pytest.raises(TypeError, match="features_to_vary must be a list.*int 5"):
+        make_actions(_people(), 5)
+
+
+def test_duplicate_column_names_are_named():
+    X = pd.DataFrame([[1, 2, 3], [4, 5, 6]], columns=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"duplicate column names \['a'\]"):
+        make_actions(X)
+
+
+@pytest.mark.parametrize(
+    "column, words",
+    [
+        (pd.arrays.IntervalArray.from_breaks([0, 1, 2, 3]), "holds intervals"),
+        (pd.Series([pd.Interval(0, 1), pd.Interval(1, 2), None], dtype=object),
+         "holds intervals"),
+        ([[1, 2], [3], [4]], "holds a list in a cell"),
+        ([{"a": 1}, {"b": 2}, {"c": 3}], "holds a dict in a cell"),
+    ],
+)  # fmt: skip
+def test_interval_and_list_columns_are_named_with_what_to_give(column, words):
+    X = pd.DataFrame({"odd": column, "n": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=f"Column 'odd' {words}"):
+        make_actions(X)
+    model = LogisticRegression()
+    with pytest.raises(ValueError, match=f"Column 'odd' {words}"):
+        SequentialCounterfactualExplainer(model).fit(X, [0, 1, 0])
+
+
 def test_action_names_have_no_spaces():
     X = pd.DataFrame(
         {"worst area": [1.0, 2.0], "mean  radius": [3.0, 4.0], "set_b": [1, 2]}

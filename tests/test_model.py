@@ -254,6 +254,61 @@ def test_memo_remembers_and_stays_bounded():
     assert (memo.lookup(more) >= 0).all()
 
 
+# ---------------------------------------------------------------------- #
+# issue 23: answers that are not probabilities, classes named twice
+# ---------------------------------------------------------------------- #
+class Scaled:
+    """Probabilities times ``factor`` (at most 1): rows that do not sum to 1."""
+
+    def __init__(self, model, factor, classes=None):
+        self.model, self.factor = model, factor
+        self.classes_ = model.classes_ if classes is None else np.asarray(classes)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        return np.clip(self.model.predict_proba(X) * self.factor, 0.0, 1.0)
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+def _line_model():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 1, 100), "b": rng.uniform(0, 1, 100)})
+    y = (X["a"] > X["b"]).astype(int)
+    return X, LogisticRegression().fit(X, y)
+
+
+@pytest.mark.parametrize("factor", [0.5, 2.0])
+def test_probabilities_not_summing_to_one_are_refused(factor):
+    X, inner = _line_model()
+    schema = FeatureSchema(X)
+    adapter = ModelAdapter(Scaled(inner, factor), schema, inner.classes_)
+    with pytest.raises(ValueError, match="do not sum to 1.*not the probabilities"):
+        adapter.answer(schema.encode(X.iloc[:5]))
+    from sklearn_cscf import SequentialCounterfactualExplainer
+
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        SequentialCounterfactualExplainer(Scaled(inner, factor)).fit(X)
+
+
+def test_probabilities_a_little_off_one_pass():
+    X, inner = _line_model()
+    schema = FeatureSchema(X)
+    adapter = ModelAdapter(Scaled(inner, 1 + 1e-7), schema, inner.classes_)
+    assert adapter.answer(schema.encode(X.iloc[:5])).decision.shape == (5,)
+
+
+def test_duplicate_classes_are_refused():
+    X, inner = _line_model()
+    with pytest.raises(ValueError, match=r"classes_ \[1, 1\] name 1 twice"):
+        model_classes(Scaled(inner, 1.0, classes=[1, 1]), regressor=False)
+    with pytest.raises(ValueError, match=r"name 'yes' twice"):
+        model_classes(Scaled(inner, 1.0, classes=["yes", "no", "yes"]), regressor=False)
+
+
 def test_a_model_fitted_without_names_warns_once_not_per_call():
     import warnings
 

@@ -20,7 +20,10 @@ discount``; ``sequence_cost`` is the sum; no action repeats. Besides: efforts
 are non-negative numbers, sequences are distinct, numbered by cost and do not
 dominate one another (Eq. 3), the statuses cover every input row, and
 ``already_target`` rows are exactly those the model already accepts, and the
-frame written by ``write_explanations`` reads back equal, labels included.
+frame written by ``write_explanations`` reads back equal, labels included. Now
+and then a frame is wide (20 to 80 more numeric columns). With a model whose
+answers drift or are noisy while it explains, every row is still in the frame
+and the details, with one status.
 
 Everything random is drawn as a plain, printable specification (dicts, tuples
 and small callable dataclasses), so a falsifying example prints as code-like
@@ -484,6 +487,11 @@ def columns(draw):
             *draw(st.lists(rest, min_size=n_rows - 2, max_size=n_rows - 2)),
         ]
         spec[f"c{j}"] = (kind, values, categories)
+    if draw(st.integers(0, 7)) == 0:  # now and then a wide frame
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        for j in range(draw(st.integers(20, 80))):
+            values = np.round(rng.normal(0.0, 10.0, n_rows), 3).tolist()
+            spec[f"w{j}"] = ("float", values, None)
     return spec
 
 
@@ -1005,3 +1013,65 @@ def test_every_reported_sequence_replays(problem):
         for v in explanations["instance"]
     ]
     pd.testing.assert_frame_equal(back, explanations, check_dtype=False)
+
+
+# ---------------------------------------------------------------------- #
+# a model whose answers change while it explains: every row still answered
+# ---------------------------------------------------------------------- #
+class Drift:
+    """Wraps a fitted binary classifier; once ``active``, each call moves
+    its probability of the second class by ``step`` (drifting) or by noise of
+    that size (its own generator)."""
+
+    def __init__(self, inner, step, noisy, seed):
+        self.inner, self.step, self.noisy = inner, step, noisy
+        self.classes_ = inner.classes_
+        self.rng = np.random.default_rng(seed)
+        self.active, self.calls = False, 0
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __repr__(self):
+        return f"Drift({self.inner!r}, {self.step}, noisy={self.noisy})"
+
+    def predict_proba(self, X):
+        p = np.asarray(self.inner.predict_proba(X), dtype=float)[:, 1]
+        if self.active:
+            self.calls += 1
+            if self.noisy:
+                p = p + self.step * self.rng.normal(size=p.shape)
+            else:
+                p = p + min(1.0, abs(self.step) * self.calls) * np.sign(self.step)
+        p = np.clip(p, 0.0, 1.0)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@PROPERTIES
+@given(
+    problem=problems().filter(
+        lambda p: p["model"]["kind"] in ("logistic", "rule", "both", "all")
+    ),
+    step=st.sampled_from([0.05, -0.05, 0.3, 0.02]),
+    noisy=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_every_row_is_answered_by_a_drifting_model(problem, step, noisy, seed):
+    explainer, rows = build(problem)
+    drift = Drift(explainer.estimator_, step, noisy, seed)
+    explainer.estimator_ = drift
+    drift.active = True  # from the explanation on
+    frame, details = explainer.explain(rows, return_details=True)
+    # every row of X is in the frame and the details, one status each
+    assert set(frame["instance"]) == set(rows.index)
+    assert details["instance"].tolist() == list(rows.index)
+    status = frame.groupby("instance", sort=False)["status"]
+    assert (status.nunique() == 1).all()
+    assert status.first().tolist() == details["status"].tolist()
+    # a row the model came to accept as it is says so
+    changed = details["message"].fillna("").str.contains("answer changed")
+    assert (details.loc[changed, "status"] == "already_target").all()

@@ -670,3 +670,68 @@ def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
     ]:
         kind = type(make_target(classes, **params)).__name__
         assert target_kind(SimpleNamespace(classes=classes)) == kind
+
+
+# ---------------------------------------------------------------------- #
+# issue 23: min_target_proba, as the explainer compares it
+# ---------------------------------------------------------------------- #
+class NearlyCertain:
+    """P(1) = ``high`` once income passes 80 (0.2 below); by default
+    0.99999999995: 1.0 at the explainer's 10 decimals, a hair below it
+    unrounded."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, high=0.99999999995):
+        self.high = high
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        income = np.asarray(X["income"], dtype=float)
+        p = np.where(income > 80, self.high, 0.2)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+def _nearly_certain(min_target_proba, high=0.99999999995):
+    X = pd.DataFrame({"income": np.linspace(0, 100, 60)})
+    explainer = SequentialCounterfactualExplainer(
+        NearlyCertain(high),
+        actions=[Action("earn", "income", values=(0.0, 100.0), direction="increase")],
+        min_target_proba=min_target_proba,
+        population_size=20,
+        n_generations=5,
+        random_state=0,
+    ).fit(X)
+    return explainer, X.iloc[:3]
+
+
+def test_a_plan_reported_ok_at_min_target_proba_one_replays():
+    explainer, rows = _nearly_certain(1.0)
+    frame = explainer.explain(rows)
+    assert (frame["status"] == "ok").all()
+    replayed = replay(explainer, rows, frame)
+    assert replayed["problems"].map(len).eq(0).all(), problems_of(replayed)
+
+
+def test_replay_says_the_threshold_when_the_class_alone_is_reached():
+    explainer, rows = _nearly_certain(0.6, high=0.7)
+    frame = explainer.explain(rows)
+    assert (frame["status"] == "ok").all()
+    explainer.min_target_proba = 0.8  # replayed against a higher threshold
+    problems = problems_of(replay(explainer, rows, frame))
+    assert (
+        "the model predicts 1 (target_proba 0.7) after the last step, not the "
+        "target 1 with target_proba >= 0.8 (min_target_proba)"
+    ) in problems
+
+
+def test_replay_rounds_probabilities_as_the_explainer_does():
+    from sklearn_cscf._model import PROBA_DECIMALS as explainer_decimals
+    from sklearn_cscf._replay._verdict import PROBA_DECIMALS
+
+    assert PROBA_DECIMALS == explainer_decimals

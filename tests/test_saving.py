@@ -172,3 +172,91 @@ def test_parquet_and_csv_round_trips_give_the_frame_back(dummies_explained, tmp_
     assert explanations.equals(read_explanations(str(tmp_path / "e.parquet")))
     explanations.to_csv(tmp_path / "e.csv", index=False)
     assert explanations.equals(read_explanations(tmp_path / "e.csv"))
+
+
+# ---------------------------------------------------------------------- #
+# issue 23: nothing read or written silently wrong
+# ---------------------------------------------------------------------- #
+def _read(text):
+    return read_explanations(io.StringIO(text))
+
+
+def test_a_fractional_step_is_an_error_not_truncated():
+    with pytest.raises(ValueError, match=r"column 'step' holds 2\.9 in row 0"):
+        _read("instance,status,step\n1,ok,2.9\n")
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("instance,status,step\n1,ok,two\n", r"column 'step' holds 'two' in row 0"),
+        (
+            "instance,status,step,cost\n1,ok,1,=SUM(A1:A3)\n",
+            r"column 'cost' holds '=SUM\(A1:A3\)' \(a spreadsheet formula\?\)",
+        ),
+        (
+            "instance,status,step,notes\n1,ok,1,call back\n",
+            r"column 'notes', which is not a column of explain's frame, holds",
+        ),
+    ],
+)
+def test_text_where_a_number_belongs_names_the_column_and_row(text, words):
+    with pytest.raises(ValueError, match=words):
+        _read(text)
+
+
+@pytest.mark.parametrize(
+    "label, kind, words",
+    [
+        ("7", "integer", r"'instance_type' column names the type 'integer'"),
+        ("abc", "int", r"'instance' column holds 'abc', which is not an int"),
+        ("maybe", "bool", r"holds 'maybe', which is not a bool"),
+        ("9" * 5000, "int", "a label of 5000 digits"),
+    ],
+    ids=["unknown type", "not an int", "not a bool", "5000 digits"],
+)
+def test_bad_instance_type_labels_say_what_to_change(label, kind, words):
+    text = f"instance,instance_type,status\n{label},{kind},ok\n"
+    with pytest.raises(ValueError, match=words):
+        _read(text)
+
+
+def test_a_thirty_digit_label_reads_back_as_it_was():
+    frame = pd.DataFrame(
+        {"instance": pd.array([10**29 + 7, 5], dtype=object), "status": ["ok"] * 2}
+    )
+    buffer = io.StringIO()
+    write_explanations(frame, buffer)
+    buffer.seek(0)
+    assert read_explanations(buffer)["instance"].tolist() == [10**29 + 7, 5]
+
+
+def test_an_empty_text_label_reads_back_as_empty_text():
+    frame = pd.DataFrame({"instance": ["", "a"], "status": ["ok", "ok"]})
+    buffer = io.StringIO()
+    write_explanations(frame, buffer)
+    buffer.seek(0)
+    back = read_explanations(buffer)["instance"].tolist()
+    assert back == ["", "a"]
+
+
+@pytest.mark.parametrize("name", ["out.xlsx", "out.json", "out.feather", "out.xls"])
+def test_csv_is_not_written_under_another_format_s_extension(tmp_path, name):
+    frame = pd.DataFrame({"instance": [1], "status": ["ok"]})
+    suffix = name.rsplit(".", 1)[1]
+    with pytest.raises(ValueError, match=rf"extension '\.{suffix}'"):
+        write_explanations(frame, tmp_path / name)
+    assert not (tmp_path / name).exists()
+    write_explanations(frame, tmp_path / "out.csv.gz")  # compressed CSV is fine
+    assert read_explanations(tmp_path / "out.csv.gz")["instance"].tolist() == [1]
+
+
+def test_parquet_passed_as_an_open_binary_file_is_read_as_parquet(fitted, tmp_path):
+    pytest.importorskip("pyarrow")
+    explainer, rows = fitted
+    frame = explainer.explain(rows)
+    path = tmp_path / "out.parquet"
+    write_explanations(frame, path)
+    with open(path, "rb") as handle:
+        back = read_explanations(handle)
+    pd.testing.assert_frame_equal(back, read_explanations(path))

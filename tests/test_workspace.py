@@ -221,3 +221,10 @@ def test_workers_started_with_it_have_the_setting():
         os.environ.clear()
         os.environ.update(saved)
     assert list(values.values()) == [str(4 * 2**20)]
+
+
+@pytest.mark.parametrize("flag", [True])
+def test_dask_worker_environment_refuses_a_boolean(flag):
+    # True is the int 1 to Python: it would set a 1-byte threshold
+    with pytest.raises(TypeError, match="number of bytes.*leave it out"):
+        dask_worker_environment(flag)

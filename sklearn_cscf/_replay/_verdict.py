@@ -10,6 +10,11 @@ from sklearn_cscf._replay._checks import differs
 from sklearn_cscf._replay._util import plain_value
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
 
+# the decimals the explainer keeps of a probability (sklearn_cscf._model's
+# PROBA_DECIMALS; replay imports nothing of the search, and a test checks
+# that the two agree)
+PROBA_DECIMALS = 10
+
 
 def check_reached(defs, records):
     """Ask the model about every state and check its verdicts."""
@@ -55,6 +60,15 @@ def check_verdict(defs, record, name, score):
     status, problems = record["status"], record["problems"]
     label = plain_value(record["predicted"])
     what = "the target" if defs.classes is None else f"the target {plain_value(name)!r}"
+    if defs.classes is not None and defs.min_proba is not None:
+        # the class alone is not the target: say the threshold, and the score
+        what += f" with target_proba >= {defs.min_proba:g} (min_target_proba)"
+        if score == score:  # not NaN
+            label = f"{label!r} (target_proba {score:.10g})"
+        else:
+            label = repr(label)
+    else:
+        label = repr(label)
     if record["step"] == 0:
         reported = record["reported_target"]
         if name is not None and (reported is None or str(reported) != str(name)):
@@ -64,7 +78,7 @@ def check_verdict(defs, record, name, score):
             )
         if status == STATUS_ALREADY_TARGET and not record["accepted"]:
             problems.append(
-                f"status 'already_target', but the model predicts {label!r}, not {what}"
+                f"status 'already_target', but the model predicts {label}, not {what}"
             )
         elif status != STATUS_ALREADY_TARGET and record["accepted"]:
             problems.append(f"status {status!r}, but the model reaches {what}")
@@ -72,7 +86,7 @@ def check_verdict(defs, record, name, score):
     column = "prediction" if defs.classes is None else "target_proba"
     problems += differs(defs, column, record["reported_score"], score)
     if record["final"] and not record["accepted"]:
-        problems.append(f"the model predicts {label!r} after the last step, not {what}")
+        problems.append(f"the model predicts {label} after the last step, not {what}")
 
 
 def verdicts(defs, states):
@@ -151,7 +165,12 @@ def reaches(defs, predicted, proba, accept):
     if proba is None:
         return reached, np.nan
     chance = float(np.asarray(proba)[accept].sum())
-    if defs.min_proba is not None and chance < defs.min_proba:
+    # the explainer keeps probabilities to PROBA_DECIMALS decimals (the last
+    # bits differ between batch sizes), and so compares them with the
+    # threshold: so does replay, or a plan at 0.99999999995 would be ok for
+    # one and not the other with min_target_proba=1.0
+    rounded = float(np.round(np.asarray(proba), PROBA_DECIMALS)[accept].sum())
+    if defs.min_proba is not None and rounded < defs.min_proba:
         reached = False
     return reached, chance
 
