@@ -93,11 +93,11 @@ MAX_ROUNDS = 4
 # the joint move's first share of the way to the least change, and halvings
 JOINT_FIRST_SHARE = 0.5
 JOINT_SHARES = 5
-# an inserted step starts these shares of the way from its least change
-# (and stays there while the others are re-fitted)
-INSERT_SHARES = (1 / 64, 1 / 8)
+# an inserted step changes its feature by these shares of its value (a
+# list: of the way to its end), and keeps it while the others are re-fitted
+INSERT_SHARES = (1 / 32, 1 / 4)
 # rounds of the joint move, at most
-JOINT_ROUNDS = 12
+JOINT_ROUNDS = 24
 
 
 class Trials(Protocol):
@@ -234,7 +234,8 @@ def refine(block, fronts, budget=None):
         pool_owner, pool_keys, pool_cost = pool
         now = _least_per_owner(pool_owner, pool_cost, n)
         _trace("round", trials, pool_owner, pool_cost, n)
-        improved = now < best - MOVE_TOLERANCE * np.abs(best)
+        with np.errstate(invalid="ignore"):
+            improved = now < best - MOVE_TOLERANCE * np.abs(best)
         best = now
         active &= improved & (trials.left() > 0)
 
@@ -513,14 +514,18 @@ def _joint(trials, owner, keys):
         source = source[by_row]
         trial = np.vstack(trial_keys)[by_row]
         refit = np.concatenate(refit)[by_row]
-        admitted = trials.admit(owner[source], STEP_STATES + 1)
+        admitted = trials.admit(owner[source], SCAN_POINTS + 2 + MAX_BISECTIONS // 2)
         source, trial, refit = source[admitted], trial[admitted], refit[admitted]
         tried = np.zeros(owner.size, dtype=bool)
         tried[source] = True
         halvings[~tried] = JOINT_SHARES  # out of budget or nothing to move
         if source.size == 0:
             break
+        # the step that makes up is re-fitted by the even grid and bisection
+        # (the training values were scanned when its plan was fitted)
+        support, trials.support = trials.support, 0
         _pull_back(trials, owner[source], trial, refit)
+        trials.support = support
         price = _costs(trials, owner[source], trial)
         # each row's cheapest trial (the first among equals)
         order = np.lexsort((price, source))
@@ -530,6 +535,8 @@ def _joint(trials, owner, keys):
         keys[row[better]] = trial[first[better]]
         cost[row[better]] = price[first[better]]
         improved[row[better]] = True
+        # a move that pays is tried larger next (up to the first share)
+        share[row[better]] = np.minimum(2 * share[row[better]], JOINT_FIRST_SHARE)
         worse = row[~better]
         share[worse] /= 2
         halvings[worse] += 1
@@ -605,15 +612,13 @@ def _more_or_less(trials, owner, keys):
                 inserted = np.insert(order[rows], p, a, axis=1)[:, :width]
                 # small changes first: part of the way from the least change
                 # toward the far end (an unordered category: its value)
-                least = action.space.least_change_key(
-                    paths.states[rows, p, action.feature]
-                )
+                current = paths.states[rows, p, action.feature]
+                least = action.space.least_change_key(current)
                 ordered = np.isfinite(least)
                 for share in INSERT_SHARES if ordered.any() else (1.0,):
                     value = values[rows].copy()
-                    value[:, a] = np.where(
-                        ordered, least + share * (value_key - least), value_key
-                    )
+                    small = _small_key(action.space, current, least, value_key, share)
+                    value[:, a] = np.where(ordered, small, value_key)
                     add(rows, inserted, value, np.full(rows.size, p), True)
         # swapped for another action on the same feature
         for b, other in enumerate(problem.actions):
@@ -638,6 +643,20 @@ def _more_or_less(trials, owner, keys):
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
     return _fitted(trials, owner[source], new_keys, last, hold)
+
+
+def _small_key(space, current, least, far, share):
+    """The value key of a small change from ``current`` toward the far key
+    ``far``: a range's value moved by ``share`` of its magnitude (of its
+    span's hundredth, at least), a list's ``share`` of the way to its end."""
+    if not hasattr(space, "top"):
+        return least + share * (far - least)
+    low, width = (np.broadcast_to(x, current.shape) for x in space._interval(current))
+    size = np.maximum(np.abs(current), space.span / 100)
+    target = current + np.where(far > least, 1.0, -1.0) * share * size
+    with np.errstate(invalid="ignore", divide="ignore"):
+        key = np.clip((target - low) / width, 0.0, 1.0)
+    return np.where(width > 0, key, least)
 
 
 def _costs(trials, owner, keys):
