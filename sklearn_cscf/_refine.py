@@ -27,12 +27,16 @@ answered by each instance's memo, the search's own):
   share halves when none improves (``JOINT_SHARES`` times at most). With a
   feature graph, a step that sets a source is also tried just across the
   largest steps of the discounts it gives later steps.
+- **trades**: one step pushed to the far end of its values (or a share of
+  the way), the others re-fitted, the pushed one last: a jump to another
+  corner of the boundary (a tree's boundary is a staircase).
 - **one action more or less**: a step dropped, an action the plan lacks
   inserted at any position (at the far end of its values, re-fitted last, so
   that it ends at the smallest value that still pays), an action swapped for
   another on the same feature; each re-fitted.
 
-The deeper neighbourhoods (orders, joint values, more or less) start from
+The deeper neighbourhoods (orders, trades, more or less, then joint values
+from the cheapest plans with the new ones among them) start from
 each instance's ``DEEP_PLANS`` cheapest distinct plans, round after round,
 until a round finds nothing cheaper for that instance (at most
 ``MAX_ROUNDS``). **Budget**: the states refinement asks about (remembered or
@@ -73,7 +77,7 @@ SCAN_POINTS = 8
 # (each found plan's first fit: islands of acceptance around training values) ...
 SCAN_SUPPORT = 96
 # ... and in the deeper neighbourhoods
-DEEP_SCAN_SUPPORT = 16
+DEEP_SCAN_SUPPORT = 96
 # copies of a step just across the largest discount steps, at most
 ACROSS_STEPS = 3
 # the budget: states asked by refinement, as a share of the search's ...
@@ -81,11 +85,13 @@ REFINE_SHARE = 2.0
 # ... and at least this many per instance
 MIN_STATES = 4000
 # states a step's pull-back asks about, as estimated to admit candidates
-STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT + MAX_BISECTIONS // 2
+STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + MAX_BISECTIONS // 2
 # plans of up to this many steps are tried in every order
 ALL_ORDERS_UP_TO = 4
 # each instance's cheapest distinct plans that the deeper neighbourhoods polish
 DEEP_PLANS = 3
+# a traded step's shares of the way from its least change to its far end
+TRADE_SHARES = (1 / 4, 1 / 16)
 # ... and of them and the new plans, that the joint moves polish
 JOINT_PLANS = 4
 # rounds of the deeper neighbourhoods, at most
@@ -217,7 +223,7 @@ def refine(block, fronts, budget=None):
         # orders and one action more or less, from the cheapest plans; then
         # joint values, from the cheapest plans with the new ones among them
         for name, stages, count in (
-            ("more", (_orders, _more_or_less), DEEP_PLANS),
+            ("more", (_orders, _trades, _more_or_less), DEEP_PLANS),
             ("joint", (_joint,), JOINT_PLANS),
         ):
             base = _bases(*pool, active, polished[name], n_actions, count)
@@ -544,6 +550,49 @@ def _joint(trials, owner, keys):
     owners = [owner[rows], *extra_owner]
     genotypes = [keys[rows], *extra_keys]
     return np.concatenate(owners), np.vstack(genotypes).reshape(-1, 2 * n_actions)
+
+
+def _trades(trials, owner, keys):
+    """Each step pushed toward the far end of its values (all the way, and
+    ``TRADE_SHARES`` of the way from its least change), the other steps then
+    re-fitted and the pushed one last: a jump to another corner of the
+    decision boundary, where a tree's staircase may be cheaper than anything
+    the joint moves reach step by step."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    several = np.flatnonzero(lengths >= 2)
+    if several.size == 0:
+        return _none(n_actions)
+    paths = trials.simulate(owner[several], keys[several], record=True)
+    sources, copies, last = [], [], []
+    for p in range(int(lengths.max())):
+        inside = np.flatnonzero(lengths[several] > p)
+        if inside.size == 0:
+            continue
+        rows = several[inside]
+        least = _least_keys(trials, paths, inside, p)
+        column = n_actions + order[rows, p]
+        current = keys[rows, column]
+        movable = np.isfinite(least)
+        rows, least, column, current = (
+            a[movable] for a in (rows, least, column, current)
+        )
+        far = np.where(current >= least, 1.0, 0.0)
+        for share in (1.0, *TRADE_SHARES):
+            copy = keys[rows].copy()
+            copy[np.arange(rows.size), column] = least + share * (far - least)
+            sources.append(rows)
+            copies.append(copy)
+            last.append(np.full(rows.size, p))
+    if not sources:
+        return _none(n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    copy = np.vstack(copies)[by_row]
+    last = np.concatenate(last)[by_row]
+    return _fitted(trials, owner[source[by_row]], copy, last)
 
 
 def _across(trials, owner, keys, lengths):
