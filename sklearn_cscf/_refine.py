@@ -81,7 +81,7 @@ DEEP_SCAN_SUPPORT = 96
 # copies of a step just across the largest discount steps, at most
 ACROSS_STEPS = 3
 # the budget: states asked by refinement, as a share of the search's ...
-REFINE_SHARE = 2.0
+REFINE_SHARE = 3.0
 # ... and at least this many per instance
 MIN_STATES = 4000
 # states a step's pull-back asks about, as estimated to admit candidates
@@ -92,6 +92,9 @@ ALL_ORDERS_UP_TO = 4
 DEEP_PLANS = 3
 # a traded step's shares of the way from its least change to its far end
 TRADE_SHARES = (1 / 4, 1 / 16)
+# the share of an instance's budget left that a round's orders, trades and
+# insertions may use (the joint moves get the rest)
+MORE_SHARE = 0.5
 # ... and of them and the new plans, that the joint moves polish
 JOINT_PLANS = 4
 # rounds of the deeper neighbourhoods, at most
@@ -229,10 +232,16 @@ def refine(block, fronts, budget=None):
             base = _bases(*pool, active, polished[name], n_actions, count)
             if base.size == 0:
                 continue
+            # the broad neighbourhoods may use half of what is left, so that
+            # the joint moves always get their turn
+            budget = trials.budget
+            if name == "more":
+                trials.budget = trials.spent + MORE_SHARE * trials.left()
             new = []
             for stage in stages:
                 new.append(stage(trials, pool[0][base], pool[1][base]))
                 _trace(stage.__name__, trials, *new[-1], None)
+            trials.budget = budget
             new_owner = np.concatenate([o for o, _ in new])
             new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
             order = np.argsort(new_owner, kind="stable")
