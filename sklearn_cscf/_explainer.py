@@ -120,11 +120,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         With ``"auto"``: how many generations the cheapest plans must stay
         the same.
     refine : bool, default=True
-        After the search, pull each step back to the cheapest value that
-        still reaches the target (training values tried, then bisection);
-        also try steps traded, an enabling step inserted first and every
-        action alone (see the user guide). Beyond the paper, which ``False``
-        reproduces.
+        After the search, polish every plan of the front by a bounded local
+        search: each step pulled back to the cheapest value that still
+        reaches the target (training values tried, then bisection), other
+        orders, steps traded, an action inserted, dropped or swapped, two
+        steps moved together along the decision boundary, and every action
+        alone (see the user guide); at most three times the states the
+        search asked about. Beyond the paper, which ``False`` reproduces.
     plausibility : bool or int, default=False
         Beyond the paper: add an objective measuring how far the final state
         lies from real data that reaches the target, the mean Gower distance
