@@ -215,7 +215,6 @@ def refine(block, fronts, budget=None):
     owner, keys = _fitted(trials, owner, keys)
     pool_owner, pool_keys, pool_cost = _judged(trials, owner, keys)
     trials.support = DEEP_SCAN_SUPPORT
-    _trace("fit", trials, pool_owner, pool_cost, n)
     best = _least_per_owner(pool_owner, pool_cost, n)
     active = np.isfinite(best)
     pool = (pool_owner, pool_keys, pool_cost)
@@ -240,7 +239,6 @@ def refine(block, fronts, budget=None):
             new = []
             for stage in stages:
                 new.append(stage(trials, pool[0][base], pool[1][base]))
-                _trace(stage.__name__, trials, *new[-1], None)
             trials.budget = budget
             new_owner = np.concatenate([o for o, _ in new])
             new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
@@ -248,7 +246,6 @@ def refine(block, fronts, budget=None):
             pool = _merged(pool, _judged(trials, new_owner[order], new_keys[order]))
         pool_owner, pool_keys, pool_cost = pool
         now = _least_per_owner(pool_owner, pool_cost, n)
-        _trace("round", trials, pool_owner, pool_cost, n)
         with np.errstate(invalid="ignore"):
             improved = now < best - MOVE_TOLERANCE * np.abs(best)
         best = now
@@ -269,22 +266,6 @@ def refine(block, fronts, budget=None):
         cheaper = both.F[came_refined, cost_column] < least[m] - COST_TOLERANCE
         improved[m] = int(cheaper.sum())
     return new_fronts, improved
-
-
-def _trace(what, trials, owner, cost, n):
-    import os
-
-    if os.environ.get("CSCF_TRACE"):
-        if n is None:
-            print(what, trials.spent[:4], owner.size)
-            return
-        print(
-            what,
-            trials.spent[:4],
-            trials.budget[:4],
-            _least_per_owner(owner, cost, n)[:4],
-            owner.size,
-        )
 
 
 def _least_per_owner(owner, cost, n):
