@@ -1000,14 +1000,17 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
     it in the grid (to bisect toward), its cost (``inf``: none valid) and
     whether there is anything between the two to bisect."""
     cost = block.problem.slices["sequence_cost"].start
-    n_points = grid.shape[1]
+    # a row's repeated keys (equal keys lie side by side: the grid is sorted
+    # by distance) are asked about once: the grid's width depends on the
+    # other rows of the block, what a row asks about must not
+    first = np.ones(grid.shape, dtype=bool)
+    first[:, 1:] = grid[:, 1:] != grid[:, :-1]
+    at, point = np.nonzero(first)
     judged = block.judge(
-        np.repeat(owner[rows], n_points),
-        _with_keys(
-            keys, np.repeat(rows, n_points), np.repeat(column, n_points), grid.ravel()
-        ),
+        owner[rows[at]], _with_keys(keys, rows[at], column[at], grid[at, point])
     )
-    price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(grid.shape)
+    price = np.full(grid.shape, np.inf)
+    price[at, point] = np.where(judged.feasible, judged.F[:, cost], np.inf)
     best = price.min(axis=1)
     some = np.isfinite(best)
     chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
@@ -1031,6 +1034,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
     found key pad the rows with fewer)."""
     fractions = np.arange(SCAN_POINTS + 1) / SCAN_POINTS
     even = least[:, None] + (current - least)[:, None] * fractions
+    even[:, -1] = current  # exactly: the rows' padding repeats it
     extra = np.full((rows.shape[0], 0), np.nan)
     action = block.problem.actions
     order = paths.order[rows, steps]
