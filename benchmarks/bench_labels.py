@@ -41,11 +41,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from sklearn_cscf.plotting import (  # noqa: E402
+from sklearn_cscf.plotting import (
+    ActionFlowDisplay,
+    ParetoFrontDisplay,
+    TargetProbabilityDisplay,
     _labels,
-    plot_action_flow,
-    plot_pareto_front,
-    plot_target_probability,
 )
 
 GALLERY = Path(__file__).resolve().parents[1] / "examples" / "plotting_gallery.py"
@@ -255,21 +255,32 @@ def figures(explanations, initial, colors):
     busy = crowded()
     yield (
         "crowded_target_probability",
-        lambda: plot_target_probability(busy, initial_proba=0.2, max_solutions=10),
+        lambda: (
+            TargetProbabilityDisplay.from_explanations(
+                busy, initial_proba=0.2, max_solutions=10
+            ).ax_
+        ),
     )
-    yield "crowded_pareto_front", lambda: plot_pareto_front(busy)
-    yield "action_flow", lambda: plot_action_flow(explanations, colors=colors)
+    yield "crowded_pareto_front", lambda: ParetoFrontDisplay.from_explanations(busy).ax_
+    yield (
+        "action_flow",
+        lambda: ActionFlowDisplay.from_explanations(explanations, colors=colors).ax_,
+    )
     ok = explanations[explanations["status"] == "ok"]
     for person in ok["instance"].unique():
         yield (
             f"target_probability_{person}",
-            lambda person=person: plot_target_probability(
-                explanations, person, initial_proba=initial
+            lambda person=person: (
+                TargetProbabilityDisplay.from_explanations(
+                    explanations, person, initial_proba=initial
+                ).ax_
             ),
         )
         yield (
             f"pareto_front_{person}",
-            lambda person=person: plot_pareto_front(explanations, person),
+            lambda person=person: (
+                ParetoFrontDisplay.from_explanations(explanations, person).ax_
+            ),
         )
 
 

@@ -53,10 +53,10 @@ from PIL import Image  # noqa: E402
 import sklearn_cscf  # noqa: E402
 from sklearn_cscf import SequentialCounterfactualExplainer  # noqa: E402
 from sklearn_cscf.datasets import adult_feature_graph  # noqa: E402
-from sklearn_cscf.plotting import (  # noqa: E402
+from sklearn_cscf.plotting import (
+    ActionFlowDisplay,
+    ProbabilityByStepDisplay,
     action_colors,
-    plot_action_flow,
-    plot_probability_by_step,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -246,7 +246,7 @@ def save(fig, path):
 
 def flow_figure(frame, method, colors, max_length, path):
     fig, ax = plt.subplots(figsize=(9, 5), layout="constrained")
-    plot_action_flow(
+    ActionFlowDisplay.from_explanations(
         frame, solutions="all", max_length=max_length, colors=colors, ax=ax
     )
     scope = f"at most {max_length} steps" if max_length else "all lengths"
@@ -261,7 +261,7 @@ def probability_figure(frames, colors, path):
         2, 1, figsize=(9, 8), sharex=True, sharey=True, layout="constrained"
     )
     for ax, (method, frame) in zip(axes, frames.items()):
-        plot_probability_by_step(
+        ProbabilityByStepDisplay.from_explanations(
             frame,
             measure="level",
             statistic="median",

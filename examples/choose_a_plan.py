@@ -24,11 +24,11 @@ pictures to the output directory:
   each panel marking the plan one method chose;
 - ``recourse_summary.png``: the share of people whose knee plan takes each
   action, as the first step or later
-  (:func:`~sklearn_cscf.plotting.plot_recourse_summary`).
+  (:class:`~sklearn_cscf.plotting.RecourseSummaryDisplay`).
 
-``plot_action_flow(chosen)`` draws the chosen plans' actions by step position
-(the paper's Fig. 5 with one plan per person); on Adult most chosen plans
-have a single step.
+``ActionFlowDisplay.from_explanations(chosen)`` draws the chosen plans'
+actions by step position (the paper's Fig. 5 with one plan per person); on
+Adult most chosen plans have a single step.
 
 Run ``python examples/choose_a_plan.py --help`` for the options; a small
 budget (``--n-instances 4 --population-size 60 --generations 10``) finishes in
@@ -59,10 +59,10 @@ from sklearn_cscf._demo import (  # noqa: E402
     pick_rejected,
     train,
 )
-from sklearn_cscf.plotting import (  # noqa: E402
+from sklearn_cscf.plotting import (
+    ParetoFrontDisplay,
+    RecourseSummaryDisplay,
     action_colors,
-    plot_pareto_front,
-    plot_recourse_summary,
 )
 
 DPI = 120
@@ -250,12 +250,16 @@ def main(argv=None):
         # show what the choice weighs: the margin, for the weights on it
         y = "target_proba" if "weights" in METHODS[name] else "gower_distance"
         if (frame.loc[frame["instance"] == person, "status"] == "ok").all():
-            plot_pareto_front(explanations, person, y=y, highlight=frame, ax=ax)
+            ParetoFrontDisplay.from_explanations(
+                explanations, person, y=y, highlight=frame, ax=ax
+            )
         else:  # no plan within this method's limits: nothing to mark
-            plot_pareto_front(explanations, person, y=y, ax=ax)
+            ParetoFrontDisplay.from_explanations(explanations, person, y=y, ax=ax)
         ax.set_title(f"{name}: {ax.get_title()}", fontsize="medium")
     save(fig, args.output / "pareto_choices.png")
-    ax = plot_recourse_summary(explanations, colors=colors)  # the knee, again
+    ax = RecourseSummaryDisplay.from_explanations(
+        explanations, colors=colors
+    ).ax_  # the knee, again
     save(ax.figure, args.output / "recourse_summary.png")
 
 

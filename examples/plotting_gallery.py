@@ -37,13 +37,13 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 from sklearn_cscf import SequentialCounterfactualExplainer  # noqa: E402
 from sklearn_cscf.__main__ import SCENARIOS, pick_rejected, train  # noqa: E402
-from sklearn_cscf.plotting import (  # noqa: E402
+from sklearn_cscf.plotting import (
+    ActionFlowDisplay,
     ParetoFrontDisplay,
+    ProbabilityByStepDisplay,
+    RecourseSummaryDisplay,
     TargetProbabilityDisplay,
     action_colors,
-    plot_action_flow,
-    plot_probability_by_step,
-    plot_recourse_summary,
 )
 
 DPI = 120
@@ -148,11 +148,14 @@ def main(argv=None):
         f"{ok['instance'].nunique()} of {len(initial)} people have a sequence; "
         f"{ok.groupby(['instance', 'solution']).ngroups} sequences in all."
     )
-    save(plot_action_flow(explanations, colors=colors), args.output / "action_flow.png")
     save(
-        plot_probability_by_step(
+        ActionFlowDisplay.from_explanations(explanations, colors=colors).ax_,
+        args.output / "action_flow.png",
+    )
+    save(
+        ProbabilityByStepDisplay.from_explanations(
             explanations, colors=colors, random_state=args.seed, target_name=">50K"
-        ),
+        ).ax_,
         args.output / "probability_by_step.png",
     )
     # the person with the most plans shows the most
@@ -169,7 +172,7 @@ def main(argv=None):
     front = ParetoFrontDisplay.from_explanations(explanations, person, subject="Person")
     save(front.ax_, args.output / "pareto_front.png")
     save(
-        plot_recourse_summary(explanations, colors=colors),
+        RecourseSummaryDisplay.from_explanations(explanations, colors=colors).ax_,
         args.output / "recourse_summary.png",
     )
 

@@ -30,20 +30,37 @@ The public surface:
 - ``python -m sklearn_cscf``: the command-line demo.
 """
 
-from sklearn_cscf import datasets, metrics, plotting
-from sklearn_cscf._dask import dask_worker_environment
-from sklearn_cscf._explainer import SequentialCounterfactualExplainer
-from sklearn_cscf._make_actions import make_actions
-from sklearn_cscf._replay import replay
-from sklearn_cscf.actions import Action
-from sklearn_cscf.graph import FeatureGraph
-from sklearn_cscf.reporting import (
-    describe,
-    read_explanations,
-    show,
-    write_explanations,
-)
-from sklearn_cscf.selection import choose_plan, summarize_recourse
+import importlib
+
+# Public names are imported on first use (PEP 562): a worker process, which
+# imports this package to unpickle its task, then loads only the modules the
+# search needs, not the datasets, metrics, plotting, replay or reporting.
+# ``from sklearn_cscf import *``, ``dir(sklearn_cscf)`` and ``import
+# sklearn_cscf.datasets`` work as before.
+# public modules, attributes of the package as if imported
+_SUBMODULES = {
+    "actions",
+    "datasets",
+    "graph",
+    "metrics",
+    "plotting",
+    "reporting",
+    "selection",
+}
+_LAZY = {  # public name -> the module defining it
+    "Action": "sklearn_cscf.actions",
+    "FeatureGraph": "sklearn_cscf.graph",
+    "SequentialCounterfactualExplainer": "sklearn_cscf._explainer",
+    "choose_plan": "sklearn_cscf.selection",
+    "dask_worker_environment": "sklearn_cscf._dask",
+    "describe": "sklearn_cscf.reporting",
+    "make_actions": "sklearn_cscf._make_actions",
+    "read_explanations": "sklearn_cscf.reporting",
+    "replay": "sklearn_cscf._replay",
+    "show": "sklearn_cscf.reporting",
+    "summarize_recourse": "sklearn_cscf.selection",
+    "write_explanations": "sklearn_cscf.reporting",
+}
 
 __version__ = "0.1.0.dev0"
 
@@ -65,3 +82,17 @@ __all__ = [
     "summarize_recourse",
     "write_explanations",
 ]
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"sklearn_cscf.{name}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # looked up once
+        return value
+    raise AttributeError(f"module 'sklearn_cscf' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)

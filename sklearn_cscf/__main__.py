@@ -198,7 +198,10 @@ def plot_figure(explanations, probabilities, *, noun="Person", target_name=None)
     matplotlib.use("Agg")  # files only; no display needed
     import matplotlib.pyplot as plt
 
-    from sklearn_cscf.plotting import plot_pareto_front, plot_target_probability
+    from sklearn_cscf.plotting import (
+        ParetoFrontDisplay,
+        TargetProbabilityDisplay,
+    )
 
     solved = [
         (label, proba)
@@ -211,7 +214,7 @@ def plot_figure(explanations, probabilities, *, noun="Person", target_name=None)
         len(solved), 2, figsize=(12, 4 * len(solved)), squeeze=False
     )
     for (left, right), (label, proba) in zip(axes, solved):
-        plot_target_probability(
+        TargetProbabilityDisplay.from_explanations(
             explanations,
             label,
             initial_proba=proba,
@@ -220,7 +223,9 @@ def plot_figure(explanations, probabilities, *, noun="Person", target_name=None)
             subject=noun,
             target_name=target_name,
         )
-        plot_pareto_front(explanations, label, ax=right, subject=noun)
+        ParetoFrontDisplay.from_explanations(
+            explanations, label, ax=right, subject=noun
+        )
     fig.tight_layout()
     return fig
 
@@ -324,6 +329,12 @@ def run(args):
         print(
             "For the people without a sequence, a larger --population-size or "
             "more --generations may find one."
+        )
+    if "unreachable" in counts:
+        print(
+            "For the people marked unreachable, not even the declared actions "
+            "at the ends of their values satisfy the model (see the message "
+            "column); a larger budget will not help."
         )
     return explanations
 

@@ -31,6 +31,7 @@ class Output:
     objectives: tuple = ()  # extra objectives reported as columns
     max_plans: int | None = None
     all_orders: bool = True
+    classes: object = None  # the model's classes (None: a regressor)
 
 
 @dataclass
@@ -71,6 +72,7 @@ def make_piece(results, positions, labels, output, with_states, store=None, foun
         output.targets,
         output.reported,
         output.objectives,
+        output.classes,
     )
     states = states_rows = None
     if with_states:

@@ -32,27 +32,18 @@ import stat
 import tempfile
 import types
 import warnings
-from dataclasses import fields
 from pathlib import Path
 
 import cloudpickle
 import numpy as np
 
-from sklearn_cscf._result import Diagnostics, InstanceResult
-from sklearn_cscf._status import (
-    STATUS_ALREADY_TARGET,
-    STATUS_ERROR,
-    STATUS_NO_COUNTERFACTUAL,
-    STATUS_OK,
-)
+from sklearn_cscf._frames import DIAGNOSTICS
+from sklearn_cscf._result import SEQUENCE_ARRAYS, Diagnostics, InstanceResult
+from sklearn_cscf._status import STATUS_ERROR, STATUSES
 
 CHECKPOINT_VERSION = 3
 MANIFEST = "manifest.json"
 FORMAT = "sklearn-cscf checkpoint"
-STATUSES = (STATUS_OK, STATUS_NO_COUNTERFACTUAL, STATUS_ALREADY_TARGET, STATUS_ERROR)
-DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
-SEQUENCE_ARRAYS = ("order", "lengths", "effort", "discount", "step_cost")
-SEQUENCE_ARRAYS += ("states", "step_score")
 
 
 # ---------------------------------------------------------------------- #

@@ -60,8 +60,3 @@ def decode_order(keys, n_actions, max_length=None, work=None):
     beyond = np.greater_equal(positions[None, :], lengths[:, None], out=active)
     np.copyto(ranked, -1, where=beyond)
     return ranked, lengths
-
-
-def value_keys(keys, n_actions):
-    """The value part ``V`` of the genotypes."""
-    return keys[:, n_actions:]

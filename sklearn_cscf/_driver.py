@@ -1,18 +1,21 @@
 """The run driver: every row of ``X`` explained, block by block.
 
-:func:`explain_rows` takes what the estimator resolved (the compiled
-:class:`~sklearn_cscf._engine.Problem`, the encoded rows and the model's
-decision about each now) and does the rest of a run: it schedules the rows
-needing a search in blocks over workers (joblib), shows progress, saves and
-resumes finished blocks in a checkpoint directory, builds each block's piece
-of the output as soon as it is done, and assembles the pieces in input order
-into an :class:`Explained`.
+:func:`run` takes what ``fit`` resolved (a :class:`~sklearn_cscf._compile.Fitted`),
+the explainer's parameters and the checked rows, and builds the run: the
+rows encoded, the model's decision about each now, their targets, the
+:class:`~sklearn_cscf._engine.Problem`, the output's form and the schedule.
+:func:`explain_rows` does the rest: it schedules the rows needing a search in
+blocks over workers (joblib), shows progress, saves and resumes finished
+blocks in a checkpoint directory, builds each block's piece of the output as
+soon as it is done, and assembles the pieces in input order into an
+:class:`Explained`.
 
 A row's result depends only on the row and the seed (see
 :func:`instance_seed`), so neither the blocks, the workers nor a resumed
 checkpoint change the output.
 """
 
+import dataclasses
 import hashlib
 import warnings
 from dataclasses import dataclass
@@ -24,11 +27,17 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
-from sklearn_cscf._batches import assemble, make_piece
+from sklearn_cscf._batches import Output, assemble, make_piece
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
-from sklearn_cscf._engine import Shipment, explain_block
+from sklearn_cscf._compile import compiled_for, plausibility_objective
+from sklearn_cscf._engine import Problem, Shipment, explain_block
+from sklearn_cscf._model import decisions_now
+from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._result import InstanceResult
+from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
+from sklearn_cscf._targets import warn_if_nothing_to_explain
+from sklearn_cscf._validation import check_finite
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,114 @@ class Explained:
     states: pd.DataFrame | None  # the states, when asked for
     details: pd.DataFrame  # one row per row of X
     finals: np.ndarray  # (n, d) encoded: the state transform reports
+    schema: object = None  # the schema the rows were encoded with
+    index: pd.Index | None = None  # each row's label
+
+    def final_states(self):
+        """The final state of each row's least-cost sequence, as a frame of
+        the input's columns and index (what ``transform`` returns)."""
+        return self.schema.to_frame(self.finals, index=self.index)
+
+
+def run(
+    fitted,
+    params,
+    X,
+    *,
+    with_states=False,
+    checkpoint=None,
+    shared_checkpoint=False,
+    stacklevel=1,
+):
+    """Explain every row of ``X`` (checked): encoded, asked about, searched.
+
+    Parameters
+    ----------
+    fitted : Fitted
+        What ``fit`` resolved.
+    params : dict
+        The explainer's parameters (``get_params(deep=False)``).
+    X : DataFrame or ndarray
+        The rows, checked against ``fit``.
+    with_states, checkpoint, shared_checkpoint
+        As in :func:`explain_rows`.
+    stacklevel : int, default=1
+        Frames between the caller of ``run`` and the user, for warnings.
+
+    Returns
+    -------
+    Explained
+    """
+    schema, actions, graph = compiled_for(
+        X, fitted.schema, fitted.actions, fitted.graph, params["feature_graph"]
+    )
+    encoded = schema.encode(X)
+    check_finite(encoded, schema)
+    index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
+    decisions, failures = decisions_now(
+        fitted.estimator, schema, fitted.classes, encoded, params["errors"]
+    )
+    target = fitted.target
+    codes = target.codes(decisions.decision)
+    plausibility = plausibility_objective(
+        params["plausibility"], fitted.reference, schema, actions, target, codes
+    )
+    settings = SearchSettings(
+        **{f.name: params[f.name] for f in dataclasses.fields(SearchSettings)}
+    )
+    problem = Problem(
+        schema=schema,
+        actions=actions,
+        graph=graph,
+        objectives=default_objectives(schema, actions, plausibility),
+        target=target,
+        settings=settings,
+        estimator=fitted.estimator,
+        classes=fitted.classes,
+        use_predict=fitted.uses_predict,
+        refine=params["refine"],
+        recheck=fitted.varies,
+    )
+    output = Output(
+        schema,
+        actions,
+        target.names,
+        target.reported,
+        ("plausibility",) if params["plausibility"] is not False else (),
+        params["max_plans"],
+        params["all_orders"],
+        fitted.classes,
+    )
+    schedule = Schedule(
+        **{f.name: params[f.name] for f in dataclasses.fields(Schedule)}
+    )
+    explained = explain_rows(
+        problem,
+        output,
+        encoded,
+        index,
+        decisions=decisions,
+        failures=failures,
+        codes=codes,
+        schedule=schedule,
+        checkpoint=checkpoint,
+        shared_checkpoint=shared_checkpoint,
+        with_states=with_states,
+    )
+    warn_about_errors(explained.details, stacklevel=stacklevel + 1)
+    warn_if_nothing_to_explain(
+        explained.details["status"],
+        target,
+        codes,
+        target_class=params["target_class"],
+        target_range=params["target_range"],
+        target_margin=params["target_margin"],
+        min_target_proba=params["min_target_proba"],
+        classes=fitted.classes,
+        stacklevel=stacklevel + 1,
+    )
+    explained.schema, explained.index = schema, index
+    return explained
 
 
 def explain_rows(

@@ -22,20 +22,22 @@ from dataclasses import dataclass
 import cloudpickle
 import numpy as np
 
+from sklearn_cscf._answers import AnswerMemo
+from sklearn_cscf._callable_checks import describe_error
 from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._model import AnswerMemo, ModelAdapter, Usage, ask
+from sklearn_cscf._model import ModelAdapter, Usage, ask
 from sklearn_cscf._objectives import (
     Candidates,
     evaluate_objectives,
     objective_slices,
 )
+from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine, refine_budget
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf._workspace import Workspace
-from sklearn_cscf.actions import describe_error
 
 
 @dataclass
@@ -216,7 +218,7 @@ class Block:
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
             fronts, refined = refine(self, fronts, refine_budget(self.usage))
-        results = self.describe(fronts)
+        results = mark_unreachable(self, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
         elsewhere = time.perf_counter() - start - self.model.seconds
         asked = np.array([usage.n_asked for usage in self.usage], dtype=float)
@@ -237,7 +239,10 @@ class Block:
     def describe(self, fronts):
         """Result objects: per instance, the distinct sequences of its front (by
         actions and order, the cheapest of each) sorted by cost, with the state
-        and the target score after every step (one classifier call)."""
+        and the target score after every step. At most three classifier calls
+        for the whole block: the final states asked afresh (a model whose
+        answers vary), checked with ``predict`` (a search by the arg-max of
+        the probabilities), and the score after every step."""
         problem = self.problem
         slices = problem.slices
         cost = slices["sequence_cost"].start
@@ -323,6 +328,10 @@ class Block:
         )
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])
+        # the class after the last step, from the same answers
+        decision = np.full(taken.shape, -1, dtype=np.intp)
+        decision[taken] = answers.decision
+        reached = decision[np.arange(owner.shape[0]), paths.lengths]
         for m, rows in _groups(members, counts):
             results[m] = InstanceResult(
                 x0=self.x0[m],
@@ -335,6 +344,7 @@ class Block:
                 step_cost=paths.step_cost[rows],
                 states=paths.states[rows],
                 step_score=score[rows, 1:],
+                reached=reached[rows],
                 objectives={
                     name: F[rows, columns].squeeze(axis=1)
                     if columns.stop - columns.start == 1

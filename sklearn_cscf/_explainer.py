@@ -1,51 +1,46 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
-import dataclasses
+import functools
 from numbers import Integral, Real
 
-import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_cscf._batches import Output
-from sklearn_cscf._compile import (
-    compile_actions,
-    compiled_for,
-    feature_info,
-    plausibility_objective,
-    reference_rows,
-)
-from sklearn_cscf._dataframes import frame_library, to_pandas
-from sklearn_cscf._driver import Schedule, explain_rows, warn_about_errors
-from sklearn_cscf._engine import Problem
-from sklearn_cscf._model import (
-    answers_vary,
-    decisions_now,
-    fit_model,
-    model_classes,
-    needs_predict,
-)
-from sklearn_cscf._objectives import default_objectives
-from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf._search import SearchSettings
+from sklearn_cscf._compile import feature_info, resolve
+from sklearn_cscf._dataframes import to_pandas
+from sklearn_cscf._driver import run
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
     Interval,
     StrOptions,
-    _check_feature_names_in,
-    _fit_context,
+    check_feature_names_in,
+    fit_context,
 )
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
-from sklearn_cscf._targets import make_target, warn_if_nothing_to_explain
-from sklearn_cscf._validation import (
-    check_finite,
-    check_has_features,
-    check_like_fit,
-    check_X,
-    unfitted_on_failure,
-)
-from sklearn_cscf.actions import probe_costs
-from sklearn_cscf.graph import CompiledGraph, FeatureGraph
+from sklearn_cscf._validation import check_has_features, check_like_fit, check_X
+from sklearn_cscf.graph import FeatureGraph
+
+
+def unfitted_on_failure(fit):
+    """``fit`` that leaves the explainer as it was before when it fails:
+    what it added is removed and what it changed is put back (an unfitted
+    explainer stays unfitted, so that the next call raises
+    ``NotFittedError``, not a half-fitted state's error). What scikit-learn
+    set on the explainer around ``fit`` (its callback context, say) stays."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        before = dict(vars(self))
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            for name in [n for n in vars(self) if n not in before]:
+                delattr(self, name)
+            for name, value in before.items():
+                setattr(self, name, value)
+            raise
+
+    return wrapper
 
 
 class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
@@ -101,10 +96,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Individuals per generation.
     n_generations : int or "auto", default="auto"
         Generations (the first evaluates the random initial population).
-        ``"auto"``: a row's search stops once its two cheapest plans have not
-        changed for ``n_iter_no_change`` (25) generations, after 30 to 300
-        (150 without any feasible sequence). An int runs exactly that many
-        (the paper's budget: 150).
+        ``"auto"`` (beyond the paper) spends them where they are needed: a
+        row's search stops once its two cheapest plans (actions and order;
+        refinement polishes their values) have not changed for
+        ``n_iter_no_change`` generations (25 when ``None``), after at least
+        30 and at most 300 generations; a row with no feasible sequence
+        after 150 generations stops there. An int runs exactly that many,
+        e.g. the paper's budget of 150. ``return_details=True`` reports the
+        generations each row ran.
     mutant_fraction : float, default=0.2
         Share of each generation made of fresh random genotypes.
     crossover_bias : float, default=0.7
@@ -189,6 +188,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``(min, max)`` of each numeric feature, the Gower scale.
     categories_ : dict
         The categories of each categorical feature, in order.
+    frame_library_ : str or None
+        The kind of frame ``fit`` was given, ``"pandas"`` or ``"polars"``,
+        and so the kind the model is handed (a model fitted on polars is
+        given polars); ``None`` for an array.
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -315,7 +318,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ #
-    @_fit_context(prefer_skip_nested_validation=False)
+    @fit_context(prefer_skip_nested_validation=False)
     @unfitted_on_failure
     def fit(self, X, y=None):
         """Learn the features and resolve the actions (and fit the model).
@@ -338,143 +341,34 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
         check_has_features(X)
-        schema = FeatureSchema(X)
-        # the model is handed the kind of frame it is fitted on (polars: polars)
-        schema.model_frame = frame_library(given)
-        polars = schema.model_frame == "polars"
-        self.estimator_ = fit_model(
-            self.estimator, given if polars else X, y, schema, self.random_state
-        )
-        regressor = self.target_range is not None
-        self.classes_ = model_classes(self.estimator_, regressor=regressor)
-        # a regressor decides by predict alone
-        self.uses_predict_ = regressor or needs_predict(
-            self.estimator_, schema, X, self.classes_
-        )
-        # a model whose answers vary has every reported plan checked afresh
-        self._model_varies = answers_vary(self.estimator_, schema, X, self.classes_)
-        self._target = make_target(
-            self.classes_,
-            target_class=self.target_class,
-            target_range=self.target_range,
-            target_margin=self.target_margin,
-            min_target_proba=self.min_target_proba,
-            use_predict=self.uses_predict_,
-            has_proba=hasattr(self.estimator_, "predict_proba"),
-        )
-        self._compiled_actions = compile_actions(
-            self.actions, schema, self.immutable_features, X
-        )
-        self._compiled_graph = CompiledGraph(
-            self.feature_graph, schema, self._compiled_actions
-        )
-        probe_costs(self._compiled_actions, schema, X)
-        self._schema = schema
-        # the rows plausibility compares final states with: kept only when
-        # it is on, so that a pickled explainer holds no training rows else
-        self._reference = (
-            None if self.plausibility is False else reference_rows(schema, X)
-        )
-        self.actions_ = [action.resolved() for action in self._compiled_actions]
+        fitted = resolve(self.get_params(deep=False), X, given, y)
+        self._fitted = fitted
+        self.estimator_ = fitted.estimator
+        self.classes_ = fitted.classes
+        self.uses_predict_ = fitted.uses_predict
+        self.frame_library_ = fitted.schema.model_frame
+        self.actions_ = [action.resolved() for action in fitted.actions]
         self.feature_kinds_, self.feature_ranges_, self.categories_ = feature_info(
-            schema
+            fitted.schema
         )
         return self
 
     # ------------------------------------------------------------------ #
-    def _settings(self):
-        names = [field.name for field in dataclasses.fields(SearchSettings)]
-        return SearchSettings(**{name: getattr(self, name) for name in names})
-
-    def _problem(self, schema, actions, graph, codes):
-        """What every instance's search shares."""
-        plausibility = plausibility_objective(
-            self.plausibility,
-            self._reference,
-            schema,
-            actions,
-            self._target,
-            codes,
-            estimator=self.estimator_,
-            classes=self.classes_,
-            errors=self.errors,
-        )
-        return Problem(
-            schema=schema,
-            actions=actions,
-            graph=graph,
-            objectives=default_objectives(schema, actions, plausibility),
-            target=self._target,
-            settings=self._settings(),
-            estimator=self.estimator_,
-            classes=self.classes_,
-            use_predict=self.uses_predict_,
-            refine=self.refine,
-            recheck=getattr(self, "_model_varies", False),
-        )
-
-    def _explain_rows(
-        self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False
-    ):
-        """Explain every row of ``X``: checked, encoded, asked about, then
-        handed to the run driver. Returns ``(X, explained, schema)``."""
+    def _run(self, X, *, with_states=False, checkpoint=None, shared_checkpoint=False):
+        """Check ``X`` against ``fit`` and hand it to the run driver."""
         check_is_fitted(self)
         X = check_X(to_pandas(X))
-        check_like_fit(X, self._schema)
+        check_like_fit(X, self._fitted.schema)
         validate_data(self, X, skip_check_array=True, reset=False)
-        schema, actions, graph = compiled_for(
+        return run(
+            self._fitted,
+            self.get_params(deep=False),
             X,
-            self._schema,
-            self._compiled_actions,
-            self._compiled_graph,
-            self.feature_graph,
-        )
-        encoded = schema.encode(X)
-        check_finite(encoded, schema)
-        index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        decisions, failures = decisions_now(
-            self.estimator_, schema, self.classes_, encoded, self.errors
-        )
-        codes = self._target.codes(decisions.decision)
-        problem = self._problem(schema, actions, graph, codes)
-        output = Output(
-            schema,
-            actions,
-            self._target.names,
-            problem.target.reported,
-            ("plausibility",) if self.plausibility is not False else (),
-            self.max_plans,
-            self.all_orders,
-        )
-        schedule = Schedule(
-            batch_size=self.batch_size,
-            n_jobs=self.n_jobs,
-            errors=self.errors,
-            verbose=self.verbose,
-            random_state=self.random_state,
-        )
-        explained = explain_rows(
-            problem,
-            output,
-            encoded,
-            index,
-            decisions=decisions,
-            failures=failures,
-            codes=codes,
-            schedule=schedule,
+            with_states=with_states,
             checkpoint=checkpoint,
             shared_checkpoint=shared_checkpoint,
-            with_states=with_states,
+            stacklevel=3,
         )
-        warn_about_errors(explained.details, stacklevel=3)
-        warn_if_nothing_to_explain(
-            explained.details["status"],
-            self._target,
-            codes,
-            **self._what_to_reach(),
-            classes=self.classes_,
-        )
-        return X, explained, schema
 
     def explain(
         self,
@@ -518,7 +412,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a
             row with no sequence found has one row with status
-            ``"no_counterfactual"``; a row already classified as the target,
+            ``"no_counterfactual"`` (``"unreachable"``, with what was tried in
+            ``message``, when not even the actions' extremes reach the target);
+            a row already classified as the target,
             ``"already_target"``; a row whose model call or user callable
             raised (with ``errors="warn"``), ``"error"`` and the ``message``
             naming what failed. ``max_plans`` and ``all_orders`` choose which
@@ -557,7 +453,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (writable by all, or owned by someone else). Refused by default:
             whoever can write there can change the results you load.
         """
-        _, explained, _ = self._explain_rows(
+        explained = self._run(
             X,
             with_states=return_states,
             checkpoint=checkpoint,
@@ -587,9 +483,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             RangeIndex for an array): the row itself where it is already of
             the target class, NaN where no sequence was found.
         """
-        X, explained, schema = self._explain_rows(X)
-        index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
-        return schema.to_frame(explained.finals, index=index)
+        return self._run(X).final_states()
 
     def get_feature_names_out(self, input_features=None):
         """Get the names of the columns of :meth:`transform`: the input features.
@@ -605,7 +499,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             The feature names seen in ``fit`` (``x0, x1, ...`` for an array).
         """
         check_is_fitted(self)
-        return _check_feature_names_in(self, input_features)
+        return check_feature_names_in(self, input_features)
 
     def fit_transform(self, X, y=None):
         """Fit on ``X``, then return :meth:`transform` of the same ``X``.
@@ -665,21 +559,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         sklearn_cscf.metrics.ExplanationScorer : Validity, cost, length,
             diversity and search time from one explain call, for grid search.
         """
-        details = self._explain_rows(X)[1].details
+        details = self._run(X).details
         statuses = details["status"][details["status"] != STATUS_ALREADY_TARGET]
         if statuses.empty:
             return 1.0
         return float((statuses == STATUS_OK).mean())
-
-    def _what_to_reach(self):
-        """The parameters saying what must be reached, by name: replay
-        derives the target from them on its own."""
-        return {
-            "target_class": self.target_class,
-            "target_range": self.target_range,
-            "target_margin": self.target_margin,
-            "min_target_proba": self.min_target_proba,
-        }
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

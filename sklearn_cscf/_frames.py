@@ -1,12 +1,22 @@
-"""Result objects -> the tidy output frames (formatting only)."""
+"""The output frame's contract, in one place: its columns, how result
+objects become the tidy frames, and how every reader (the text, the choice of
+a plan, the metrics, the plots) checks the frame and reads its sequences,
+instances, plans and the values of ``initial_proba``."""
 
+import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import frame_library
-from sklearn_cscf._result import Diagnostics, plan_ids
+from sklearn_cscf._result import (
+    Diagnostics,
+    jaccard_distance,
+    number_plans,
+    plan_ids,
+)
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
@@ -91,6 +101,7 @@ COLUMNS = {
     "gower_distance": float,
     "length": "Int64",
     "target_class": None,  # dtype of the classes
+    "reached_class": None,  # the model's class after the last step; classes' dtype
     "status": TEXT,
     "message": TEXT,  # what failed, for status "error"
 }
@@ -112,14 +123,23 @@ def _numeric(schema, j, value):
 
 
 def build_frame(
-    results, index, schema, actions, targets, reported="target_proba", objectives=()
+    results,
+    index,
+    schema,
+    actions,
+    targets,
+    reported="target_proba",
+    objectives=(),
+    classes=None,
 ):
     """One row per step of each solution; one status row per other instance.
 
     ``targets`` names each target code (the class to reach, a set of
     classes, a range); ``reported`` is the column of the score after each
     step (``"target_proba"`` or ``"prediction"``); ``objectives`` are extra
-    objectives reported as columns of their own (e.g. plausibility).
+    objectives reported as columns of their own (e.g. plausibility);
+    ``classes`` are the model's classes, of which ``reached_class`` names
+    the one after the last step (missing for a regressor).
     """
     records = []
     for label, result in zip(index, results):
@@ -141,6 +161,9 @@ def build_frame(
         plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
+            reached = None
+            if classes is not None and result.reached is not None:
+                reached = classes[result.reached[s]] if result.reached[s] >= 0 else None
             for t in range(length):
                 action = actions[result.order[s, t]]
                 j = action.feature
@@ -167,6 +190,7 @@ def build_frame(
                         "gower_distance": gower[s],
                         "length": length,
                         "target_class": target_label,
+                        "reached_class": reached,
                         "status": STATUS_OK,
                     }
                 )
@@ -182,6 +206,10 @@ def build_frame(
     )
     frame["target_class"] = pd.array(
         frame["target_class"].tolist(), dtype=_label_dtype(targets)
+    )
+    frame["reached_class"] = pd.array(
+        frame["reached_class"].tolist(),
+        dtype=TEXT if classes is None else _label_dtype(classes),
     )
     return frame
 
@@ -230,3 +258,247 @@ def build_details(results, index):
     frame = pd.DataFrame.from_records(rows, columns=columns)
     frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
     return frame.astype({"status": TEXT, "message": "string"})
+
+
+# ---------------------------------------------------------------------- #
+# Reading the frame (the text, the choice, the metrics and the plots)
+# ---------------------------------------------------------------------- #
+def check_steps(ok, returned_by=EXPLAIN):
+    """Every sequence of the ``ok`` rows whole: a solution and a step on
+    each row, steps 1..length, each once."""
+    keys = [c for c in ("solution", "step", "action") if c in ok.columns]
+    holes = ok[keys].isna().any(axis=1).to_numpy()
+    if holes.any():
+        label = ok["instance"].iloc[int(np.argmax(holes))]
+        raise ValueError(
+            f"a row of instance {label!r} has status 'ok' but no "
+            f"{', '.join(keys[:-1])} or {keys[-1]}; pass the DataFrame returned "
+            f"by {returned_by}."
+        )
+    grouped = ok.groupby(["instance", "solution"], sort=False)
+    stats = grouped["step"].agg(["min", "max", "count", "nunique"])
+    broken = (
+        (stats["min"] != 1)
+        | (stats["max"] != stats["count"])
+        | (stats["nunique"] != stats["count"])
+    )
+    if "length" in ok.columns:  # a missing last step shows only here
+        broken |= (grouped["length"].first() != stats["count"]).fillna(False)
+    if broken.any():
+        label, solution = stats.index[broken.to_numpy()][0]
+        rows = ok[(ok["instance"] == label) & (ok["solution"] == solution)]
+        raise ValueError(
+            f"solution {solution} of instance {label!r} has the steps "
+            f"{sorted(rows['step'].tolist())}; each sequence needs its rows "
+            "for steps 1, 2, ..., length (do not drop step rows)."
+        )
+    return stats
+
+
+def sequences(ok):
+    """One row per sequence of the (checked) ``ok`` rows: ``instance``,
+    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
+    and ``cost``; by instance (in the frame's order), then cost."""
+    ordered = ok.sort_values("step", kind="stable")
+    table = (
+        ordered.groupby(["instance", "solution"], sort=False)["action"]
+        .agg(lambda names: tuple(str(name) for name in names))
+        .rename("actions")
+        .reset_index()
+    )
+    table["length"] = table["actions"].map(len)
+    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
+    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+    if "sequence_cost" in ok.columns:
+        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
+    else:  # solutions are numbered by ascending cost
+        table["cost"] = table["solution"].to_numpy(dtype=float)
+    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
+    table["_rank"] = table["instance"].map(rank)
+    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
+    table = table.drop(columns="_rank").reset_index(drop=True)
+    if "plan" in ok.columns and not ok["plan"].isna().any():
+        table["plan"] = (
+            firsts["plan"]
+            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
+            .to_numpy(dtype=int)
+        )
+    else:  # the frame's rule: the same set of actions, numbered by cost
+        table["plan"] = [
+            plan
+            for _, group in table.groupby("instance", sort=False)
+            for plan in number_plans(group["actions"])
+        ]
+    return table
+
+
+def free_orders(ok, states=None):
+    """Whether the steps of each sequence may be taken in any order.
+
+    The rule, from what the frame (and ``states``, when given) shows: a
+    sequence of two or more steps has a free order when every step is
+    undiscounted (``discount`` 1: no earlier step eased it through the
+    feature graph), its steps set different features, every other order of
+    its plan listed in the frame costs the same, and, with ``states``, no
+    step changed a feature other than its own (no consequence another step
+    could meet). A cost that reads a feature another step of the plan
+    changes (a cost by age, with another step changing age) is not visible
+    in the frame; with such costs, read a free order as "no order found
+    cheaper".
+
+    Returns
+    -------
+    Series of bool, indexed by ``(instance, solution)``.
+    """
+    keys = ["instance", "solution"]
+    grouped = ok.groupby(keys, sort=False)
+    discounts = ok["discount"].to_numpy(dtype=float) if "discount" in ok else None
+    undiscounted = (
+        pd.Series(
+            np.isclose(discounts, 1.0) if discounts is not None else False,
+            index=ok.index,
+        )
+        .groupby([ok["instance"], ok["solution"]], sort=False)
+        .all()
+    )
+    free = (
+        (grouped["step"].count() >= 2)
+        & undiscounted.reindex(grouped.size().index).to_numpy()
+        & (grouped["feature"].nunique() == grouped["feature"].size())
+    )
+    if "plan" in ok and "sequence_cost" in ok:
+        firsts = grouped[["plan", "sequence_cost"]].first()
+        spread = firsts.groupby(
+            [firsts.index.get_level_values("instance"), firsts["plan"]], sort=False
+        )["sequence_cost"].transform(lambda c: np.ptp(c.to_numpy(dtype=float)))
+        free &= np.isclose(spread.to_numpy(dtype=float), 0.0)
+    if states is not None and free.any():
+        free &= _no_consequences(ok, states).reindex(free.index).fillna(False)
+    return free.astype(bool)
+
+
+def _no_consequences(ok, states):
+    """Per ``(instance, solution)``: whether no step changed a feature other
+    than its own, as the states show."""
+    features = [c for c in states.columns if c not in ("instance", "solution", "step")]
+    table = states.set_index(["instance", "solution", "step"]).sort_index()
+    out = {}
+    for (label, solution), seq in ok.groupby(["instance", "solution"], sort=False):
+        try:
+            path = table.loc[(label, solution)]
+        except KeyError:
+            out[label, solution] = False
+            continue
+        values = path[features].astype(object)
+        own = {str(f) for f in seq["feature"]}
+        changed = set()
+        for before, after in zip(
+            values.iloc[:-1].itertuples(index=False),
+            values.iloc[1:].itertuples(index=False),
+        ):
+            for name, old, new in zip(features, before, after):
+                if not (pd.isna(old) and pd.isna(new)) and (
+                    pd.isna(old) or pd.isna(new) or old != new
+                ):
+                    changed.add(str(name))
+        out[label, solution] = changed <= own
+    index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])
+    return pd.Series(list(out.values()), index=index, dtype=bool)
+
+
+def mean_jaccard_distance(action_sets):
+    """The mean Jaccard distance between every two of ``action_sets`` (0
+    for fewer than two)."""
+    sets = list(action_sets)
+    if len(sets) < 2:
+        return 0.0
+    return float(
+        np.mean(
+            [jaccard_distance(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
+        )
+    )
+
+
+def initial_values(
+    values, labels, *, order, X=None, low=-np.inf, high=np.inf, complete=True
+):
+    """``{label: number}`` for the instances ``labels`` from ``initial_proba``.
+
+    One rule for every reader: a number (when one instance is read); a dict
+    or Series keyed by instance label; or an array-like with one number per
+    row of ``X`` (when given) or else per instance of the frame, in the
+    frame's order (``order``: explain lists the rows of ``X`` in order).
+    ``complete``: every label needs a number (else those without one are
+    left out). Each number lies in ``[low, high]``.
+    """
+    if values is None:
+        return {}
+    if isinstance(values, pd.Series | Mapping):
+        keyed = values
+    elif isinstance(values, numbers.Real) or np.ndim(values) == 0:
+        if len(labels) != 1:
+            raise ValueError(
+                f"initial_proba is a single number for {len(labels)} instances; "
+                "pass one per instance (a dict or Series keyed by label)."
+            )
+        keyed = {labels[0]: values}
+    else:
+        array = np.asarray(values)
+        if array.ndim != 1:
+            raise ValueError(
+                "initial_proba must hold one number per row, e.g. "
+                f"model.predict_proba(X)[:, 1]; got shape {array.shape}."
+            )
+        rows = list(X.index) if X is not None else list(order)
+        if len(array) != len(rows):
+            where = "rows of X" if X is not None else "instances of the frame"
+            raise ValueError(
+                f"an array of initial_proba follows the {len(rows)} {where}, "
+                f"got {len(array)} numbers; pass one per row, or a Series "
+                "indexed by instance label."
+            )
+        keyed = dict(zip(rows, array.tolist()))
+    found = {}
+    for label in labels:
+        if label not in keyed.keys():
+            if complete:
+                raise ValueError(
+                    f"initial_proba has no probability for instance {label!r}; "
+                    "index it by the instance labels, e.g. pd.Series("
+                    "model.predict_proba(X)[:, 1], index=X.index)."
+                )
+            continue
+        value = keyed[label]
+        name = f"initial_proba[{label!r}]" if len(labels) > 1 else "initial_proba"
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name} must be a number, got {value!r}.")
+        if not low <= value <= high or np.isnan(value):
+            raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
+        found[label] = float(value)
+    return found
+
+
+def is_regression(frame):
+    """Whether the frame is a regressor's: a ``prediction`` after its steps
+    and no target probability."""
+    if "prediction" not in frame.columns:
+        return False
+    no_proba = "target_proba" not in frame or frame["target_proba"].isna().all()
+    return bool(no_proba and frame["prediction"].notna().any())
+
+
+def target_range(frame):
+    """``(low, high)`` of a regressor's frame, read from its ``target_class``
+    (``"[100, 140]"``, the range as explain names it, to 6 significant
+    digits); ``None`` when the frame names no single range."""
+    names = frame["target_class"].dropna().astype(str).unique()
+    if len(names) != 1:
+        return None
+    text = names[0].strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        low, high = (float(part) for part in text[1:-1].split(","))
+    except ValueError:
+        return None
+    return low, high

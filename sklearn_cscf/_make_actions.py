@@ -7,6 +7,8 @@ costs are small callable objects (``PerUnitCost``, ``PerLevelCost``,
 """
 
 import difflib
+import re
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Real
 
@@ -15,7 +17,8 @@ import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import DIRECTIONS, Action, _is_listlike
+from sklearn_cscf._validation import is_listlike
+from sklearn_cscf.actions import DIRECTIONS, Action
 
 __all__ = ["ChangeCost", "PerLevelCost", "PerUnitCost", "make_actions", "unit_scale"]
 
@@ -180,7 +183,10 @@ def make_actions(
     actions : list of Action
         In the order of the columns of ``X``: ``set_<feature>``, or
         ``increase_<feature>`` / ``decrease_<feature>`` when the direction is
-        given. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
+        given. Spaces in a feature's name become underscores in the
+        action's (``decrease_worst_area`` for ``"worst area"``), unless that
+        name is another action's; the action's ``feature`` keeps the
+        column's name. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
         or ``ChangeCost`` object (or the callable given).
 
     Raises
@@ -289,7 +295,19 @@ def make_actions(
             )
     if not actions:
         raise ValueError("No feature may change: there is nothing to do.")
-    return actions
+    return _without_spaces(actions)
+
+
+def _without_spaces(actions):
+    """The actions, their names' runs of whitespace made underscores
+    (``decrease_worst_area``); a name that would then be another's keeps
+    its spaces."""
+    plain = [re.sub(r"\s+", "_", action.name) for action in actions]
+    counts = Counter(plain)
+    return [
+        action._replace(name=name) if counts[name] == 1 else action
+        for action, name in zip(actions, plain)
+    ]
 
 
 def _action_name(name, direction):
@@ -321,7 +339,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
 def _categorical_action(name, schema, j, permitted, direction, cost, order):
     known = list(schema.categories[j])
     if order is not None:
-        if not _is_listlike(order) or len(order) < 2:
+        if not is_listlike(order) or len(order) < 2:
             raise ValueError(
                 f"orders[{name!r}] must be a list of at least two labels, "
                 f"lowest first; got {order!r}."
@@ -346,7 +364,7 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
     postcondition = None
     values = order
     if permitted is not None:
-        if not _is_listlike(permitted) or not len(permitted):
+        if not is_listlike(permitted) or not len(permitted):
             raise ValueError(
                 f"permitted_range[{name!r}]: {name!r} is categorical; give the "
                 f"values a person can choose as a list, got {permitted!r}."

@@ -2,11 +2,10 @@
 
 - :class:`ModelAdapter` calls the fitted model (a classifier or a regressor)
   on encoded states (one call for a whole batch), checks what it returns and
-  counts calls, rows and time.
-- :class:`AnswerMemo` remembers, per instance, the answers to states already
-  asked (by a 64-bit hash of the encoded state), within a bounded size.
+  times the calls.
 - :func:`ask` answers a batch of states of many instances: remembered states
-  from the memos, every other distinct state in one model call.
+  from the memos (:mod:`sklearn_cscf._answers`), every other distinct state in
+  one model call.
 - :func:`decisions_now`: the model's answer about each row to explain, and
   the rows it fails on.
 - What the model is: :func:`fit_model` (the given model, or a fitted clone,
@@ -32,11 +31,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
 
+from sklearn_cscf._answers import Answers, state_hashes
+from sklearn_cscf._callable_checks import blame, describe_error
+from sklearn_cscf._feature_names import fitted_without_names, quiet_names
 from sklearn_cscf._schema import plain_missing
-from sklearn_cscf.actions import blame, describe_error
 
-# answers remembered per instance before its memo starts afresh
-MEMO_LIMIT = 50_000
 # probabilities are kept to this many decimals: a model's arithmetic may round
 # the last bits of a row differently in batches of different sizes (BLAS
 # kernels), which must not change which sequences are found or reported
@@ -45,8 +44,6 @@ PROBA_DECIMALS = 10
 PROBA_TOLERANCE = 1e-9
 # a regressor's predictions are kept to this many significant digits
 OUTPUT_DIGITS = 12
-# training rows on which predict is compared with the probabilities' arg-max
-DECISION_PROBE = 2000
 # rows of fit on which the model is asked twice: do its answers vary?
 REPEAT_ROWS = 256
 
@@ -62,25 +59,6 @@ def _round_significant(values, digits):
         scale = 10.0 ** (digits - 1 - magnitude)
         rounded = np.round(values * scale) / scale
     return np.where(np.isfinite(rounded) & (values != 0), rounded, values)
-
-
-@dataclass
-class Answers:
-    """The model's answers for a batch of states.
-
-    ``decision`` is the index of the predicted class (0 for a regressor);
-    ``output`` the class probabilities ``(n, n_classes)``, or a regressor's
-    predictions ``(n, 2)`` (rounded, and as the model gave them), or ``None``
-    (a classifier without ``predict_proba``).
-    """
-
-    decision: np.ndarray
-    output: np.ndarray | None
-
-    def take(self, index):
-        return Answers(
-            self.decision[index], None if self.output is None else self.output[index]
-        )
 
 
 class ModelAdapter:
@@ -107,8 +85,8 @@ class ModelAdapter:
         self.width = 2 if self.regression else self.classes.shape[0]
         self.use_predict = self.regression or use_predict or not self.has_proba
         self.seconds = 0.0
-        self.n_calls = 0
-        self.n_rows = 0
+        # fitted on an array, asked about frames: fit said so once
+        self.quiet = fitted_without_names(estimator)
 
     def answer(self, states):
         """The model's :class:`Answers` for encoded ``states``."""
@@ -116,16 +94,15 @@ class ModelAdapter:
         start = time.perf_counter()
         method = "predict_proba" if self.has_proba else "predict"
         try:
-            proba = self.estimator.predict_proba(X) if self.has_proba else None
-            method = "predict"
-            labels = self.estimator.predict(X) if self.use_predict else None
+            with quiet_names(self.quiet):
+                proba = self.estimator.predict_proba(X) if self.has_proba else None
+                method = "predict"
+                labels = self.estimator.predict(X) if self.use_predict else None
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
         finally:
             self.seconds += time.perf_counter() - start
-            self.n_calls += 1
-            self.n_rows += states.shape[0]
         if self.regression:
             values = self._predictions(labels, states.shape[0])
             return Answers(np.zeros(values.shape[0], dtype=np.intp), values)
@@ -157,14 +134,13 @@ class ModelAdapter:
         X = self.schema.to_model_input(states)
         start = time.perf_counter()
         try:
-            labels = self.estimator.predict(X)
+            with quiet_names(self.quiet):
+                labels = self.estimator.predict(X)
         except Exception as exc:
             blame(exc, "the estimator's predict")
             raise
         finally:
             self.seconds += time.perf_counter() - start
-            self.n_calls += 1
-            self.n_rows += states.shape[0]
         return self.decision_of(labels)
 
     def decide(self, X):
@@ -172,7 +148,8 @@ class ModelAdapter:
         ``predict`` when it has one."""
         method = "predict" if self.has_predict else "predict_proba"
         try:
-            out = getattr(self.estimator, method)(X)
+            with quiet_names(self.quiet):
+                out = getattr(self.estimator, method)(X)
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
@@ -210,167 +187,6 @@ class ModelAdapter:
                 f"in {int(bad.any(axis=1).sum())} of {n} rows."
             )
         return proba
-
-
-# ---------------------------------------------------------------------- #
-# remembered answers
-# ---------------------------------------------------------------------- #
-_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX_2 = np.uint64(0x94D049BB133111EB)
-
-
-def _mix(z):
-    """splitmix64's finaliser, element-wise on uint64 (wrapping)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX_1
-    z = (z ^ (z >> np.uint64(27))) * _MIX_2
-    return z ^ (z >> np.uint64(31))
-
-
-def _mix_into(z, spare):
-    """:func:`_mix` of ``z`` in place (``spare``: an array of its shape)."""
-    for shift, factor in ((30, _MIX_1), (27, _MIX_2), (31, None)):
-        np.right_shift(z, np.uint64(shift), out=spare)
-        np.bitwise_xor(z, spare, out=z)
-        if factor is not None:
-            np.multiply(z, factor, out=z)
-    return z
-
-
-def state_hashes(states, work=None):
-    """A 64-bit hash of each encoded state (row); equal states hash equally.
-
-    ``-0.0`` and ``0.0`` hash alike, and so do all NaNs. Each column is mixed
-    with its own salt, so states differing in any value almost surely differ.
-    With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
-    arrays and the result come from it.
-    """
-    salts = _mix(np.arange(1, states.shape[1] + 1, dtype=np.uint64))
-    if work is None:
-        states = np.where(np.isnan(states), np.nan, states) + 0.0
-        bits = np.ascontiguousarray(states).view(np.uint64)
-        return np.bitwise_xor.reduce(_mix(bits ^ salts), axis=1)
-    canonical = work.empty("hash_states", states.shape)
-    np.copyto(canonical, states)
-    np.copyto(
-        canonical,
-        np.nan,
-        where=np.isnan(canonical, out=work.empty("hash_nan", states.shape, bool)),
-    )
-    np.add(canonical, 0.0, out=canonical)
-    bits = canonical.view(np.uint64)
-    np.bitwise_xor(bits, salts, out=bits)
-    _mix_into(bits, work.empty("hash_spare", states.shape, np.uint64))
-    out = work.empty("hashes", states.shape[0], np.uint64)
-    return np.bitwise_xor.reduce(bits, axis=1, out=out)
-
-
-class AnswerMemo:
-    """The answers already given for one instance's states, by state hash.
-
-    Holds at most ``limit`` answers; when full, it starts afresh (it is only
-    a cache: a forgotten state is asked again). Its arrays live in buffers
-    that grow by doubling, so that remembering a generation's states moves
-    the remembered ones in place instead of allocating them anew.
-    """
-
-    def __init__(self, width, limit=MEMO_LIMIT):
-        self.limit = limit
-        self.width = width
-        self._capacity = 0
-        self._reserve(0)
-        self._clear()
-
-    def _clear(self):
-        self._n = 0
-        self._with_output = False
-
-    def _reserve(self, n):
-        """Room for ``n`` answers (the remembered ones kept)."""
-        if n <= self._capacity and self._capacity:
-            return
-        capacity = max(n, 2 * self._capacity, 64)
-        old = self._capacity and self._n
-        for name, shape, dtype in (
-            ("_hashes", (capacity,), np.uint64),  # sorted
-            ("_slots", (capacity,), np.intp),  # row of each hash in the store
-            ("_decision", (capacity,), np.intp),
-            ("_output", (capacity, self.width), float),
-        ):
-            array = np.empty(shape, dtype=dtype)
-            if old:
-                array[:old] = getattr(self, name)[:old]
-            setattr(self, name, array)
-        # where the merge of new hashes writes; and its index arithmetic
-        self._spare_hashes = np.empty(capacity, dtype=np.uint64)
-        self._spare_slots = np.empty(capacity, dtype=np.intp)
-        self._moves = np.empty(capacity + 1, dtype=np.intp)
-        self._capacity = capacity
-
-    @property
-    def hashes(self):
-        return self._hashes[: self._n]
-
-    @property
-    def slots(self):
-        return self._slots[: self._n]
-
-    @property
-    def decision(self):
-        return self._decision[: self._n]
-
-    @property
-    def output(self):
-        return self._output[: self._n if self._with_output else 0]
-
-    def __len__(self):
-        return self._n
-
-    def lookup(self, hashes):
-        """Store row of each hash, ``-1`` where it is not remembered."""
-        if len(self) == 0:
-            return np.full(hashes.shape, -1, dtype=np.intp)
-        remembered = self.hashes
-        position = np.searchsorted(remembered, hashes)
-        position = np.minimum(position, len(self) - 1)
-        found = remembered[position] == hashes
-        return np.where(found, self.slots[position], -1)
-
-    def insert(self, hashes, answers):
-        """Remember the answers to the states of ``hashes`` (sorted, distinct,
-        not yet remembered)."""
-        k = hashes.shape[0]
-        if len(self) + k > self.limit:
-            self._clear()
-        m = self._n
-        self._reserve(m + k)
-        # answers are stored in arrival order: the slots m .. m + k - 1
-        self._decision[m : m + k] = answers.decision
-        if answers.output is not None:
-            self._output[m : m + k] = answers.output
-            self._with_output = True
-        # the merged order: new hash j goes before remembered hash
-        # position[j], i.e. to position[j] + j; remembered hash i moves to
-        # i + (new hashes placed at or before i) = cumsum(1 + placed)[i] - 1
-        position = np.searchsorted(self._hashes[:m], hashes)
-        placed, count = np.unique(position, return_counts=True)
-        moves = self._moves[: m + 1]
-        moves.fill(1)
-        moves[placed] += count
-        target = np.cumsum(moves[:m], out=moves[:m])
-        target -= 1
-        hashes_to, slots_to = self._spare_hashes, self._spare_slots
-        hashes_to[target] = self._hashes[:m]
-        slots_to[target] = self._slots[:m]
-        position += np.arange(k)
-        hashes_to[position] = hashes
-        slots_to[position] = np.arange(m, m + k)
-        self._spare_hashes, self._hashes = self._hashes, hashes_to
-        self._spare_slots, self._slots = self._slots, slots_to
-        self._n = m + k
-
-    def answers(self, slots):
-        output = self.output[slots] if self._with_output else None
-        return Answers(self.decision[slots], output)
 
 
 @dataclass
@@ -546,15 +362,14 @@ def model_classes(estimator, regressor):
     return classes
 
 
-def needs_predict(estimator, schema, X, classes):
+def needs_predict(estimator, schema, rows, classes):
     """Whether the model's decisions must come from its ``predict``: it has no
     ``predict_proba``, or its ``predict`` is not the arg-max of its
-    probabilities on (up to ``DECISION_PROBE`` rows of) the training data, as
-    with a tuned decision threshold. The probabilities are checked on the way
+    probabilities on ``rows`` (encoded rows of the training data), as with a
+    tuned decision threshold. The probabilities are checked on the way
     (finite, in [0, 1])."""
     if not hasattr(estimator, "predict_proba"):
         return True
-    rows = probe_rows(schema, X)
     model = ModelAdapter(estimator, schema, classes)
     X_rows = schema.to_model_input(rows)
     doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
@@ -563,17 +378,6 @@ def needs_predict(estimator, schema, X, classes):
         if not model.has_predict:
             return False
         return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
-
-
-def probe_rows(schema, X):
-    """Up to ``DECISION_PROBE`` encoded rows of the training data."""
-    rows = schema.encode(X)
-    if rows.shape[0] > DECISION_PROBE:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], DECISION_PROBE, replace=False
-        )
-        rows = rows[np.sort(pick)]
-    return rows
 
 
 @contextmanager
@@ -595,12 +399,12 @@ def asking(estimator, doing):
         raise wrapped from exc
 
 
-def answers_vary(estimator, schema, X, classes):
+def answers_vary(estimator, schema, rows, classes):
     """Ask the model twice about the same rows (up to ``REPEAT_ROWS`` of the
-    training data ``X``: its probabilities, or its predictions); warn and
-    return True when the answers differ: the search remembers answers, so
-    such a model needs every reported plan checked afresh."""
-    rows = probe_rows(schema, X)[:REPEAT_ROWS]
+    encoded training ``rows``: its probabilities, or its predictions); warn
+    and return True when the answers differ: the search remembers answers,
+    so such a model needs every reported plan checked afresh."""
+    rows = rows[:REPEAT_ROWS]
     X = schema.to_model_input(rows)
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):
@@ -625,7 +429,7 @@ def answers_vary(estimator, schema, X, classes):
         "with a fresh call of the model, and a plan it does not accept then "
         "is not reported.",
         UserWarning,
-        stacklevel=4,
+        stacklevel=6,  # answers_vary, resolve, fit, its two wrappers, the user
     )
     return True
 

@@ -4,7 +4,9 @@ An :class:`Objective` is a name and a vectorised function of the evaluated
 candidates (their start states and :class:`~sklearn_cscf._simulation.Trajectories`)
 returning one value per candidate, or one column per sub-objective. All are
 minimised. The search sees the stacked matrix; everything downstream finds an
-objective's values by name (``evaluation.objective("gower_distance")``).
+objective's columns by name (:func:`objective_slices`, e.g.
+``problem.slices["gower_distance"]``; a result's values in
+``InstanceResult.objectives["gower_distance"]``).
 """
 
 from collections.abc import Callable

@@ -2,27 +2,33 @@
 
 import os
 import textwrap
-from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import to_pandas
-from sklearn_cscf._frames import COLUMNS, EXPLAIN, check_frame
+from sklearn_cscf._frames import (
+    COLUMNS,
+    EXPLAIN,
+    check_frame,
+    free_orders,
+    initial_values,
+)
 from sklearn_cscf._saving import read_frame, write_frame
 from sklearn_cscf._sklearn_compat import HasMethods, validate_params
 from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_NO_COUNTERFACTUAL,
     STATUS_OK,
+    STATUS_UNREACHABLE,
 )
 
 __all__ = ["describe", "read_explanations", "show", "write_explanations"]
 
 # the columns of explain's frame that the text needs: not the typed numbers
 # (the values as text stand in) nor the target class (target_name does)
-_OPTIONAL = ("old_number", "new_number", "target_class")
+_OPTIONAL = ("old_number", "new_number", "target_class", "reached_class")
 _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
 _STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help
@@ -31,6 +37,10 @@ _HINTS = {
         "no valid sequence found within the search budget; a larger "
         "population_size or n_generations, wider value spaces or more actions "
         "may help"
+    ),
+    STATUS_UNREACHABLE: (
+        "not even the declared actions at the ends of their values reach the "
+        "target; more actions or wider value spaces may help"
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
@@ -98,7 +108,10 @@ def describe(
         The probability of the target class of each instance before any step
         (``model.predict_proba(X)[:, 1]`` for a binary model): a dict or Series
         keyed by instance label, an array in the order of the rows of ``X``
-        (needs ``X``), or a number when one instance is described.
+        (or, without ``X``, of the frame's instances: explain keeps the order
+        of ``X``), or a number when one instance is described. For a
+        regressor, its prediction now (``model.predict(X)``); each step then
+        shows the prediction after it (the frame's ``prediction``).
     target_name : str, default=None
         The name of the target class in ``P(target_name)``; default: the
         frame's ``target_class``.
@@ -125,7 +138,7 @@ def describe(
     See Also
     --------
     show : Print this text.
-    sklearn_cscf.plotting.plot_target_probability : The same steps, plotted.
+    sklearn_cscf.plotting.TargetProbabilityDisplay : The same steps, plotted.
 
     Examples
     --------
@@ -173,7 +186,13 @@ def describe(
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
-    probas = _initial_probas(initial_proba, X, labels)
+    probas = initial_values(
+        initial_proba,
+        labels,
+        order=pd.unique(frame["instance"]).tolist(),
+        X=X,
+        complete=False,
+    )
     path = None if states is None else _state_lookup(states, labels)
     blocks = []
     for label in labels:
@@ -191,6 +210,7 @@ def describe(
                 max_plans=max_plans,
                 noun=noun,
                 path=path,
+                states=states,
             )
         )
     return "\n\n".join(blocks)
@@ -221,7 +241,7 @@ def show(explanations, states=None, **options):
 # One instance
 # ---------------------------------------------------------------------- #
 def _describe_instance(
-    label, rows, *, profile, proba, target_name, max_plans, noun, path
+    label, rows, *, profile, proba, target_name, max_plans, noun, path, states
 ):
     if profile is None:
         lines = [f"{noun} {label}"]
@@ -232,8 +252,15 @@ def _describe_instance(
             subsequent_indent="    ",
             break_on_hyphens=False,
         )
-    head = [] if proba is None else [f"P({target_name}) now {proba:.2f}"]
     ok = rows[rows["status"] == STATUS_OK]
+    # a regressor's frame has its prediction after each step, no probability
+    regressor = "prediction" in rows and bool(rows["prediction"].notna().any())
+    if proba is None:
+        head = []
+    elif regressor:
+        head = [f"prediction now {_value(proba)}, to reach {target_name}"]
+    else:
+        head = [f"P({target_name}) now {proba:.2f}"]
     if ok.empty:
         status = rows["status"].iloc[0]
         detail = _HINTS.get(status)
@@ -263,18 +290,23 @@ def _describe_instance(
     widths = [
         max((len(row[k]) for seq in cells for row in seq), default=0) for k in range(5)
     ]
+    free = free_orders(ok, states)
     for (plan, orders), seq, seq_cells in zip(shown, cheapest, cells):
-        lines.append(_plan_header(plan, seq, orders))
+        anyhow = bool(free.get((label, seq["solution"].iloc[0]), False))
+        lines.append(_plan_header(plan, seq, orders, anyhow))
         for step, (action, feature, old, new, priced) in zip(
             seq.itertuples(), seq_cells
         ):
             line = (
-                f"      {int(step.step)}. {action:<{widths[0]}}  "
+                f"      {'-' if anyhow else f'{int(step.step)}.':<2} "
+                f"{action:<{widths[0]}}  "
                 f"{feature:<{widths[1]}}  {old:>{widths[2]}} -> "
                 f"{new:<{widths[3]}}  {priced:<{widths[4]}}"
             )
             if not pd.isna(step.target_proba):
                 line += f"  P({target_name}) {step.target_proba:.2f}"
+            elif regressor and not pd.isna(step.prediction):
+                line += f"  prediction {_value(step.prediction)}"
             lines.append(line.rstrip())
             if path is not None:
                 changed = _consequences(path, label, step)
@@ -289,8 +321,8 @@ def _plans(label, ok):
     keys = ok[["plan", "solution"]]
     if keys.isna().any().any():
         raise ValueError(
-            f"instance {label!r} has 'ok' rows without a plan or solution; pass "
-            f"the DataFrame returned by {EXPLAIN}."
+            f"instance {_plain(label)!r} has 'ok' rows without a plan or "
+            f"solution; pass the DataFrame returned by {EXPLAIN}."
         )
     plans = {}
     for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
@@ -303,17 +335,21 @@ def _plans(label, ok):
     return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
 
 
-def _plan_header(plan, seq, orders):
+def _plan_header(plan, seq, orders, anyhow=False):
     first = seq.iloc[0]
     cost = float(first["sequence_cost"])
     effort = float(first["sequence_effort"])
     text = f"  #{plan + 1}  cost {_cost(cost)}"
     if not np.isclose(cost, effort):
         text += f" (effort {_cost(effort)})"
-    text += (
-        f", {int(first['length'])} step(s), "
-        f"Gower distance {float(first['gower_distance']):.3f}"
-    )
+    order = " in any order" if anyhow else ""
+    gower = _precise(float(first["gower_distance"]))
+    text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
+    # the class reached, where the target names more than one ("not 0")
+    reached = first.get("reached_class", None)
+    target = first.get("target_class", None)
+    if reached is not None and not pd.isna(reached) and str(reached) != str(target):
+        text += f", reaches {_plain(reached)}"
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
         low, high = _cost(min(others)), _cost(max(others))
@@ -344,22 +380,41 @@ def _shown(step, which):
 
 
 def _number_pair(old, new):
-    """A numeric step's old and new values, at the scale of the larger: from
-    1 up, whole numbers whole and others to two decimals, so that a refined
-    ``43,834.52 -> 0.081`` reads ``43,834.52 -> 0.08`` (and ``-> 0.001``
-    reads ``-> 0``); below 1, two significant digits (``0.25 -> 0.31``)."""
+    """A numeric step's old and new values, each at a precision that tells
+    the change: from 1 up, a whole number whole and any other to two
+    decimals (``5.10 -> 3.00`` for 2.9962, never ``5.10 -> 3``); below 1,
+    two significant digits; in both cases more digits while two different
+    numbers would read the same (``0.251 -> 0.249``, not ``0.25 -> 0.25``)."""
     scale = max(abs(old), abs(new))
-    if not np.isfinite(scale) or scale < 1:
+    if not np.isfinite(scale):
         return _value(old), _value(new)
-    return _hundredths(old), _hundredths(new)
+    if scale >= 1:
+        decimals = 2
+    else:  # two significant digits of the larger
+        decimals = 1 - int(np.floor(np.log10(scale))) if scale > 0 else 2
+    while True:
+        pair = _fixed(old, decimals), _fixed(new, decimals)
+        if old == new or pair[0] != pair[1] or decimals >= 12:
+            return pair
+        decimals += 1
 
 
-def _hundredths(value):
-    """Thousands separated; whole when two decimals would show zeros."""
-    value = round(value, 2) + 0.0  # no -0
-    if value.is_integer() and abs(value) < 1e15:
-        return f"{value:,.0f}"
-    return f"{value:,.2f}"
+def _fixed(value, decimals):
+    """Thousands separated; whole only when the number is whole (not when it
+    rounds to one), else ``decimals`` decimals."""
+    value += 0.0  # no -0
+    if np.isclose(value, round(value), rtol=0, atol=1e-9) and abs(value) < 1e15:
+        return f"{round(value):,.0f}"
+    return f"{value:,.{decimals}f}"
+
+
+def _precise(value, decimals=3):
+    """``value`` to ``decimals`` decimals, or to two significant digits when
+    those would show a number other than 0 as 0 (``0.00042``, not
+    ``0.000``)."""
+    if value != 0 and abs(value) < 0.5 * 10.0**-decimals:
+        return f"{value:.2g}"
+    return f"{value:.{decimals}f}"
 
 
 def _consequences(path, label, step):
@@ -421,7 +476,7 @@ def _select(frame, instance):
             if position < 0:
                 more = " ..." if len(known) > 5 else ""
                 raise ValueError(
-                    f"instance {label!r} is not in explanations; it holds "
+                    f"instance {_plain(label)!r} is not in explanations; it holds "
                     f"{known[:5].tolist()}{more}."
                 )
             chosen.append(position)
@@ -459,46 +514,14 @@ def _profiles(X, labels):
         position = X.index.get_indexer_for([label])
         if not len(position) or position[0] < 0:
             raise ValueError(
-                f"X has no row labelled {label!r}; pass the rows given to explain."
+                f"X has no row labelled {_plain(label)!r}; pass the rows given to "
+                "explain."
             )
         row = X.iloc[position[0]]
         profiles[label] = ", ".join(
             f"{name}={_value(value)}" for name, value in row.items()
         )
     return profiles
-
-
-def _initial_probas(initial_proba, X, labels):
-    """``{label: probability}`` from any of the accepted forms."""
-    if initial_proba is None:
-        return {}
-    if isinstance(initial_proba, Mapping | pd.Series):
-        found = {
-            label: float(initial_proba[label])
-            for label in labels
-            if label in initial_proba.keys()
-        }
-        return found
-    values = np.asarray(initial_proba, dtype=float)
-    if values.ndim == 0:
-        if len(labels) != 1:
-            raise ValueError(
-                f"initial_proba is a single number for {len(labels)} instances; "
-                "pass one per instance (a dict or Series keyed by label)."
-            )
-        return {labels[0]: float(values)}
-    if values.ndim != 1:
-        raise ValueError(
-            "initial_proba must hold one probability per row, e.g. "
-            f"model.predict_proba(X)[:, 1]; got shape {values.shape}."
-        )
-    if X is None or len(values) != len(X):
-        raise ValueError(
-            "an array of initial_proba follows the rows of X: pass X with "
-            f"{len(values)} rows, or a Series indexed by instance label."
-        )
-    by_label = dict(zip(X.index, values))
-    return {label: float(by_label[label]) for label in labels if label in by_label}
 
 
 def _state_lookup(states, labels):
@@ -523,7 +546,7 @@ def _state_lookup(states, labels):
             values = table[(label, solution, step)]
         except KeyError:
             raise ValueError(
-                f"states has no state for instance {label!r}, solution "
+                f"states has no state for instance {_plain(label)!r}, solution "
                 f"{solution}, step {step}; pass the states returned together "
                 "with these explanations."
             ) from None

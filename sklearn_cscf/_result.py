@@ -48,6 +48,9 @@ class InstanceResult:
     step_cost: np.ndarray | None = None  # (n_solutions, N) b * g
     states: np.ndarray | None = None  # (n_solutions, N + 1, d), step 0 = x0
     step_score: np.ndarray | None = None  # (n_solutions, N) target score after
+    # (n_solutions,) the class (index) the model gives the state after the
+    # last step, from the answers the scores came from; 0 for a regressor
+    reached: np.ndarray | None = None
     objectives: dict = field(default_factory=dict)  # name -> (n_solutions, ...)
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     message: str | None = None  # what failed (status "error"), or a remark
@@ -80,18 +83,43 @@ class InstanceResult:
             step_cost=self.step_cost[rows],
             states=self.states[rows],
             step_score=self.step_score[rows],
+            reached=None if self.reached is None else self.reached[rows],
             objectives={name: values[rows] for name, values in self.objectives.items()},
         )
 
 
+# the arrays of a result with one entry (row) per sequence, besides objectives
+SEQUENCE_ARRAYS = (
+    "order",
+    "lengths",
+    "effort",
+    "discount",
+    "step_cost",
+    "states",
+    "step_score",
+    "reached",
+)
+
+
+def number_plans(action_sets):
+    """The plan of each sequence, given its actions: sequences using the
+    same set of actions (in any order) share a plan; plans are numbered by
+    their first sequence."""
+    plans = {}
+    return [plans.setdefault(frozenset(a), len(plans)) for a in action_sets]
+
+
 def plan_ids(order, lengths):
-    """Plan of each sequence: sequences using the same set of actions (in any
-    order) share a plan; plans are numbered by their first sequence."""
-    plans, ids = {}, []
-    for s in range(order.shape[0]):
-        key = frozenset(order[s, : lengths[s]].tolist())
-        ids.append(plans.setdefault(key, len(plans)))
-    return np.array(ids, dtype=np.intp)
+    """:func:`number_plans` of encoded sequences (action indices)."""
+    sets = (order[s, : lengths[s]].tolist() for s in range(order.shape[0]))
+    return np.array(number_plans(sets), dtype=np.intp)
+
+
+def jaccard_distance(a, b):
+    """Jaccard distance between two sets of actions (0 between empty sets)."""
+    a, b = set(a), set(b)
+    union = len(a | b)
+    return 1.0 - len(a & b) / union if union else 0.0
 
 
 def compact(result, max_plans=None, all_orders=True):
@@ -132,7 +160,9 @@ def compact(result, max_plans=None, all_orders=True):
         chosen = chosen[:max_plans]
         while len(chosen) < max_plans:
             spread = [
-                -1.0 if p in chosen else min(_jaccard(sets[p], sets[c]) for c in chosen)
+                -1.0
+                if p in chosen
+                else min(jaccard_distance(sets[p], sets[c]) for c in chosen)
                 for p in range(n_plans)
             ]
             chosen.append(int(np.argmax(spread)))  # first (cheapest) on a tie
@@ -143,9 +173,3 @@ def compact(result, max_plans=None, all_orders=True):
         first[[np.flatnonzero(plans == p)[0] for p in kept]] = True
         keep &= first
     return result.take(np.flatnonzero(keep))
-
-
-def _jaccard(a, b):
-    """Jaccard distance between two sets of actions."""
-    union = len(a | b)
-    return 1.0 - len(a & b) / union if union else 0.0

@@ -3,8 +3,8 @@
 A CSV file keeps no types, and a label column may hold labels of several
 types (the index of ``X``: ``"007"``, ``"1"`` and ``1``). The writer
 (:func:`write_frame`) records the type of each label of the ``instance``,
-``feature`` and ``target_class`` columns in a column of its own
-(``instance_type``, ...); the reader (:func:`read_frame`) gives each label
+``feature``, ``target_class`` and ``reached_class`` columns in a column of
+its own (``instance_type``, ...); the reader (:func:`read_frame`) gives each label
 its type back and drops those columns. A CSV file written by ``to_csv``
 alone has no type columns: the reader then reads a label column as whole
 numbers only where every label is written as a whole number would be
@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from sklearn_cscf._frames import TEXT
+from sklearn_cscf._frames import COLUMNS, TEXT
 
-# text columns of the frame; the whole numbers among the others
-TEXT_COLUMNS = ("action", "old_value", "new_value", "status", "message")
-WHOLE_COLUMNS = ("plan", "solution", "step", "length")
-LABEL_COLUMNS = ("instance", "feature", "target_class")
+# the frame's text columns, its whole numbers, and its labels (whose dtype
+# follows the data: X's index, the feature names, the classes)
+TEXT_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype == TEXT)
+WHOLE_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype == "Int64")
+LABEL_COLUMNS = tuple(name for name, dtype in COLUMNS.items() if dtype is None)
 TYPE_SUFFIX = "_type"
 # label types written with their type, and how their text reads back
 _READERS = {

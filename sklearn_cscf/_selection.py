@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import EXPLAIN, check_frame, is_ok
+from sklearn_cscf._frames import check_frame, check_steps, is_ok
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf._status import STATUS_EXCEEDS_MAX_STEPS
 
@@ -141,7 +141,7 @@ def choose_plan(
     See Also
     --------
     summarize_recourse : What the chosen plans of many people have in common.
-    sklearn_cscf.plotting.plot_pareto_front : Mark the chosen sequence with
+    sklearn_cscf.plotting.ParetoFrontDisplay : Mark the chosen sequence with
         ``highlight=``.
 
     Examples
@@ -205,7 +205,7 @@ def summarize_recourse(
     This is the aggregate counterpart of DiCE's feature importance (how often
     each feature changes across counterfactuals) and, on one plan per person,
     of the paper's Fig. 5 (which draws every sequence:
-    :func:`~sklearn_cscf.plotting.plot_action_flow`).
+    :class:`~sklearn_cscf.plotting.ActionFlowDisplay`).
 
     Parameters
     ----------
@@ -254,7 +254,7 @@ def summarize_recourse(
     See Also
     --------
     choose_plan : The choice of one sequence per person.
-    sklearn_cscf.plotting.plot_recourse_summary : This table as a bar chart.
+    sklearn_cscf.plotting.RecourseSummaryDisplay : This table as a bar chart.
 
     Examples
     --------
@@ -337,32 +337,9 @@ def _sequence_table(frame, ok, codes, columns):
     number and the objective columns; every sequence checked whole."""
     steps = frame[ok]
     keys = ["instance", "solution"]
-    if steps[["solution", "step"]].isna().any().any():
-        label = steps.loc[steps[["solution", "step"]].isna().any(axis=1), "instance"]
-        raise ValueError(
-            f"a row of instance {label.iloc[0]!r} has status 'ok' but no "
-            f"solution or step; pass the DataFrame returned by {EXPLAIN}."
-        )
+    stats = check_steps(steps[[c for c in steps if c != "action"]])
     extra = [c for c in ("length", "gower_distance", *columns) if c in steps]
     grouped = steps.assign(code=codes[ok]).groupby(keys, sort=False)
-    stats = grouped["step"].agg(["min", "max", "count", "nunique"])
-    broken = (
-        (stats["min"] != 1)
-        | (stats["max"] != stats["count"])
-        | (stats["nunique"] != stats["count"])
-    )
-    if "length" in steps:  # a missing last step shows only here
-        broken |= (grouped["length"].first() != stats["count"]).fillna(False)
-    if broken.any():
-        label, solution = stats.index[broken.to_numpy()][0]
-        taken = steps.loc[
-            (steps["instance"] == label) & (steps["solution"] == solution), "step"
-        ]
-        raise ValueError(
-            f"solution {solution} of instance {label!r} has the steps "
-            f"{sorted(taken.tolist())}; each sequence needs its rows for steps "
-            "1, 2, ..., length (do not drop step rows)."
-        )
     needed = [c for c in dict.fromkeys(["sequence_cost", *columns]) if c in steps]
     missing = steps[needed].isna().any(axis=1).to_numpy()
     if missing.any():

@@ -3,11 +3,12 @@
 scikit-learn keeps its declarative parameter validation and a few helpers in
 private modules. They are imported here only, so that a change in a new
 scikit-learn release is mended in this one file (imbalanced-learn does the
-same in ``imblearn/utils/_sklearn_compat.py``). Supported: scikit-learn 1.6
-and later.
+same in ``imblearn/utils/_sklearn_compat.py``). Its names drop the leading
+underscore: no module of the package imports another's private names.
+Supported: scikit-learn 1.6 and later.
 """
 
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context as fit_context
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -15,14 +16,16 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import _check_feature_names_in
+from sklearn.utils.validation import (
+    _check_feature_names_in as check_feature_names_in,
+)
 
 __all__ = [
     "HasMethods",
     "Interval",
     "InvalidParameterError",
     "StrOptions",
-    "_check_feature_names_in",
-    "_fit_context",
+    "check_feature_names_in",
+    "fit_context",
     "validate_params",
 ]

@@ -10,6 +10,9 @@ STATUS_OK = "ok"
 STATUS_NO_COUNTERFACTUAL = "no_counterfactual"
 # the model already assigns the row to the target: nothing to do
 STATUS_ALREADY_TARGET = "already_target"
+# the search found no sequence, and neither did the extremes of the
+# declared actions (see sklearn_cscf._reachability): out of their reach
+STATUS_UNREACHABLE = "unreachable"
 # the model or a user callable raised while the row was explained
 STATUS_ERROR = "error"
 # choose_plan: every sequence of the row has more steps than max_steps
@@ -20,4 +23,5 @@ STATUSES = (
     STATUS_NO_COUNTERFACTUAL,
     STATUS_ALREADY_TARGET,
     STATUS_ERROR,
+    STATUS_UNREACHABLE,
 )

@@ -303,10 +303,12 @@ def warn_if_nothing_to_explain(
     target_range,
     target_margin=None,
     min_target_proba=None,
+    stacklevel=3,
 ):
     """Warn when several rows and every one already reaches the target (one
     accepted row is common; several and nothing else hint at a wrong
-    target): :func:`nothing_to_explain` says why it may be."""
+    target): :func:`nothing_to_explain` says why it may be. ``stacklevel``:
+    the frames from the caller to the user's code."""
     if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
         message = nothing_to_explain(
             target,
@@ -315,4 +317,4 @@ def warn_if_nothing_to_explain(
             target_class=target_class,
             target_range=target_range,
         )
-        warnings.warn(message, UserWarning, stacklevel=4)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)

@@ -1,6 +1,5 @@
-"""Checks of the rows given to the explainer and to replay, in one place."""
-
-import functools
+"""Checks of what users give: the rows given to the explainer and to replay,
+and list-like values, in one place."""
 
 import numpy as np
 import pandas as pd
@@ -89,24 +88,6 @@ def check_finite(encoded, schema):
         raise ValueError(f"Input X contains infinite values in column {column!r}.")
 
 
-def unfitted_on_failure(fit):
-    """``fit`` that leaves the explainer unfitted when it fails: every
-    attribute it set (``estimator_``, ``classes_``, ...) is removed, so that
-    the next call raises ``NotFittedError``, not a half-fitted state's error."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            params = self.get_params(deep=False)
-            for name in [n for n in vars(self) if n not in params]:
-                delattr(self, name)
-            raise
-
-    return wrapper
-
-
 def check_has_features(X):
     """Refuse an ``X`` without columns (scikit-learn's words, and why)."""
     if X.shape[1] == 0:
@@ -114,3 +95,9 @@ def check_has_features(X):
             f"0 feature(s) (shape={X.shape}) while a minimum of 1 is "
             "required: X has no columns, so there is no feature to act on."
         )
+
+
+def is_listlike(values):
+    """Whether a user's ``values`` is a list of values (not a scalar, a
+    ``(low, high)`` tuple or text)."""
+    return isinstance(values, list | np.ndarray | pd.Index | pd.Series | range)

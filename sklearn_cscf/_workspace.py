@@ -67,8 +67,3 @@ class Workspace:
             values.flags.writeable = False
             self._buffers["_arange"] = values
         return values[:n]
-
-    @property
-    def nbytes(self):
-        """Bytes held by the buffers."""
-        return sum(buffer.nbytes for buffer in self._buffers.values())

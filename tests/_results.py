@@ -40,6 +40,7 @@ def ok_result(x0=(10.0, "none")):
         step_cost=np.array([[2.0, 0.0], [2.0, 1.0]]),
         states=states,
         step_score=np.array([[0.6, 0.6], [0.55, 0.9]]),
+        reached=np.array([1, 1]),
         objectives={
             "sequence_cost": np.array([2.0, 3.0]),
             "gower_distance": np.array([0.25, 0.75]),

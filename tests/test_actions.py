@@ -7,13 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_cscf import Action
+from sklearn_cscf._callable_checks import describe_error
+from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf.actions import (
-    CompiledAction,
-    DiscreteSpace,
-    RangeSpace,
-    describe_error,
-)
+from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 EDUCATION = ["HS", "BSc", "MSc"]
 
@@ -859,3 +856,32 @@ def test_step_grid_never_leaves_the_range_or_goes_backwards_by_rounding():
     current = np.array([0.29999999999, 0.05])
     values, valid = down.interpolate(np.ones(2), current)
     assert valid.all() and np.all(values <= current)
+
+
+def test_a_fixed_value_outside_the_categories_warns_at_fit(
+    make_worked_frame, worked_model
+):
+    import warnings
+
+    from sklearn_cscf import SequentialCounterfactualExplainer
+
+    X = make_worked_frame([("Developer", "BSc", "US"), ("Clerk", "HS", "UK")])
+    odd = Action("become_zzz", "job", values="zzz")
+    explainer = SequentialCounterfactualExplainer(
+        worked_model, actions=[odd], random_state=0
+    )
+    with pytest.warns(UserWarning, match="become_zzz") as caught:
+        explainer.fit(X)
+    message = str(caught[0].message)
+    assert "'zzz' is not a category of feature 'job'" in message
+    assert "['Clerk', 'Developer']" in message
+    # a known category, and a new one declared by a pandas Categorical, do not
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SequentialCounterfactualExplainer(
+            worked_model, actions=[Action("dev", "job", values="Developer")]
+        ).fit(X)
+        declared = X.assign(
+            job=pd.Categorical(X["job"], categories=["Clerk", "Developer", "zzz"])
+        )
+        SequentialCounterfactualExplainer(worked_model, actions=[odd]).fit(declared)

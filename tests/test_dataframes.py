@@ -158,12 +158,41 @@ def test_a_failed_fit_leaves_the_explainer_unfitted(credit):
     assert not hasattr(explainer, "classes_")
     with pytest.raises(NotFittedError):
         explainer.explain(rejected)
-    # a fitted explainer whose refit fails is unfitted too, not half-refitted
+    # a fitted explainer whose refit fails is as it was before, not
+    # half-refitted
     explainer.set_params(actions=None).fit(X)
+    before = dict(vars(explainer))
     explainer.set_params(actions=[Action("x", "no_such_column")])
     with pytest.raises(ValueError):
-        explainer.fit(X)
-    with pytest.raises(NotFittedError):
-        explainer.transform(rejected)
+        explainer.fit(X[X.columns[::-1]])  # n_features_in_ etc. set anew
+    assert {k: v for k, v in vars(explainer).items() if k != "actions"} == {
+        k: v for k, v in before.items() if k != "actions"
+    }
+    assert all(vars(explainer)[k] is v for k, v in before.items() if k != "actions")
     # and its parameters are untouched
     assert explainer.get_params()["estimator"] is model
+
+
+def test_a_polars_enum_keeps_the_declared_order_of_pandas_categories(credit):
+    X, _, model, rejected = credit
+    # categories declared in an order that is not sorted; a polars Enum is
+    # ordered, like a pandas ordered category (a polars Categorical holds no
+    # order at all: its labels are sorted, see the user guide)
+    declared = {name: sorted(X[name].unique(), reverse=True) for name in TEXT}
+    as_categories = {
+        name: pd.CategoricalDtype(labels, ordered=True)
+        for name, labels in declared.items()
+    }
+    X_pd, rejected_pd = X.astype(as_categories), rejected.astype(as_categories)
+    enums = [pl.col(name).cast(pl.Enum(labels)) for name, labels in declared.items()]
+    X_pl = pl.from_pandas(X).with_columns(enums)
+    rejected_pl = pl.from_pandas(rejected).with_columns(enums)
+    by_pandas = SequentialCounterfactualExplainer(model, **SMALL).fit(X_pd)
+    by_polars = SequentialCounterfactualExplainer(model, **SMALL).fit(X_pl)
+    assert by_polars.categories_ == by_pandas.categories_
+    assert by_pandas.categories_["housing"] == declared["housing"]
+    expected = by_pandas.explain(rejected_pd)
+    assert (expected["status"] == "ok").any()
+    pd.testing.assert_frame_equal(by_polars.explain(rejected_pl), expected)
+    # polars has no index: instance is the row's position in the polars frame
+    assert by_polars.explain(rejected_pl[1:])["instance"].iloc[0] == 0

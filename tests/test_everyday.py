@@ -133,7 +133,12 @@ def test_rows_with_categories_unseen_in_fit_are_explained(
     assert (states["region"] == "east").all()
     # the fitted explainer is unchanged
     assert {k: list(v) for k, v in explainer.categories_.items()} == before
-    assert "east" not in explainer._schema.categories[explainer._schema.index["region"]]
+    assert (
+        "east"
+        not in explainer._fitted.schema.categories[
+            explainer._fitted.schema.index["region"]
+        ]
+    )
 
 
 def test_every_row_already_accepted_warns_about_the_target(

@@ -228,7 +228,7 @@ def test_statuses_and_one_row_per_unexplained_instance(
 
     assert set(frame["instance"]) == {"in_germany", "in_us", "accepted"}
     status = {label: set(s) for label, s in frame.groupby("instance")["status"]}
-    assert status["in_germany"] == {"no_counterfactual"}
+    assert status["in_germany"] == {"unreachable"}  # no action moves it
     assert status["in_us"] == {"ok"}
     assert status["accepted"] == {"already_target"}
     for label in ["in_germany", "accepted"]:
@@ -537,19 +537,22 @@ def switch(**params):
     return Action("switch", "level", values=LEVELS, **params)
 
 
-# x = 5 and level = "mid"; the model accepts x < 3 (or level "low")
+# x = 5 and level = "mid"; the model accepts x < 3 (or level "low"). No value
+# the action allows reaches it: "unreachable"; a value that does, but a
+# constraint forbids: "no_counterfactual" (None), as the probes of
+# reachability do not check constraints
 @pytest.mark.parametrize(
     ("action", "rule", "status"),
     [
-        (move(values=(0.0, 10.0), direction="increase"), low_x, None),
+        (move(values=(0.0, 10.0), direction="increase"), low_x, "unreachable"),
         (move(values=(0.0, 10.0), direction="decrease"), low_x, "ok"),
         (move(values=(0.0, 10.0)), low_x, "ok"),
-        (move(values=(4.0, 10.0)), low_x, None),
-        (move(values=[1.0, 2.0, 8.0], direction="increase"), low_x, None),
+        (move(values=(4.0, 10.0)), low_x, "unreachable"),
+        (move(values=[1.0, 2.0, 8.0], direction="increase"), low_x, "unreachable"),
         (move(values=[1.0, 2.0, 8.0], direction="decrease"), low_x, "ok"),
         (move(values=2.5), low_x, "ok"),
-        (move(values=4.0), low_x, None),
-        (switch(direction="increase"), low_level, None),
+        (move(values=4.0), low_x, "unreachable"),
+        (switch(direction="increase"), low_level, "unreachable"),
         (switch(direction="decrease"), low_level, "ok"),
         (move(values=(0.0, 10.0), precondition=lambda b: b["x"] > 6), low_x, None),
         (move(values=(0.0, 10.0), precondition=lambda b: b["x"] > 4), low_x, "ok"),
@@ -1080,6 +1083,37 @@ def test_no_target_on_multiclass_means_any_other_class(
     assert targets.tolist() == [f"not {c}" for c in model.predict(rows)]
 
 
+def test_multiclass_plans_say_which_class_they_reach(
+    tmp_path, credit_data, credit_pipeline, credit_actions
+):
+    from sklearn_cscf import read_explanations, replay, write_explanations
+
+    X, _ = credit_data
+    y = np.select([X["income"] < 50, X["income"] < 100], ["low", "mid"], "high")
+    model = credit_pipeline.fit(X, y)
+    explainer = credit_explainer(model, credit_actions).fit(X)
+    rows = X[model.predict(X) == "low"].iloc[:3]
+    frame, states = explainer.explain(rows, return_states=True)
+    ok = frame[frame["status"] == "ok"]
+    assert len(ok)
+    # the class of the last state, one per sequence, as the model says
+    finals = final_states(frame, states, FEATURES)
+    reached = ok.groupby(["instance", "solution"])["reached_class"].agg(
+        ["first", "nunique"]
+    )
+    assert (reached["nunique"] == 1).all()
+    assert reached["first"].tolist() == model.predict(finals).tolist()
+    assert set(reached["first"]) <= {"mid", "high"}
+    assert frame["reached_class"].dtype == frame["target_class"].dtype
+    assert frame.loc[frame["status"] != "ok", "reached_class"].isna().all()
+    # files give it back, and replay takes the frame as it is
+    for name in ("plans.csv", "plans.parquet"):
+        write_explanations(frame, tmp_path / name)
+        pd.testing.assert_frame_equal(read_explanations(tmp_path / name), frame)
+    replayed = replay(explainer, rows, frame, states)
+    assert replayed["passed"].all(), replayed["problems"].tolist()
+
+
 def test_invalid_target_class_is_named(credit_data, credit_model, credit_actions):
     X, _ = credit_data
     explainer = credit_explainer(credit_model, credit_actions, target_class="excellent")
@@ -1336,3 +1370,36 @@ def test_whole_numbers_read_as_whole_next_to_status_rows():
         assert all(float(v).is_integer() for v in solved[column])
     assert mixed["old_value"].isna().tolist()[-1]
     assert np.isnan(mixed["old_number"].tolist()[-1])
+
+
+@pytest.mark.parametrize("meta", ["GridSearchCV", "cross_validate"])
+def test_a_failed_fit_inside_a_meta_estimator_raises_its_own_error(
+    meta, credit_data, credit_model, credit_actions
+):
+    # scikit-learn (1.9) sets a callback context on the clone around fit; a
+    # failed fit must leave it there, so that fit's own error is what the
+    # user sees: here, a clone of a fitted model is unfitted and y is missing
+    from sklearn.model_selection import cross_validate
+
+    X, _ = credit_data
+    explainer = credit_explainer(credit_model, credit_actions)
+    with pytest.raises(ValueError, match="FrozenEstimator"):
+        if meta == "GridSearchCV":
+            grid = GridSearchCV(
+                explainer, {"max_sequence_length": [1, None]}, cv=2, error_score="raise"
+            )
+            grid.fit(X)
+        else:
+            cross_validate(explainer, X, cv=2, error_score="raise")
+
+
+def test_a_failed_fit_keeps_what_was_there_before_it(credit_data, credit_model):
+    X, _ = credit_data
+    explainer = credit_explainer(credit_model, [Action("x", "no_such_column")])
+    explainer.set_by_someone_else = "kept"  # e.g. a meta-estimator's context
+    before = dict(vars(explainer))
+    with pytest.raises(ValueError, match="no_such_column"):
+        explainer.fit(X)
+    assert vars(explainer) == before
+    with pytest.raises(NotFittedError):
+        check_is_fitted(explainer)

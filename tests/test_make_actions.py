@@ -287,3 +287,19 @@ def test_polars_and_bad_inputs(people):
         make_actions(people, permitted_range={"housing": "own"})
     with pytest.raises(ValueError, match="nothing to do"):
         make_actions(people, immutable=list(people.columns))
+
+
+def test_action_names_have_no_spaces():
+    X = pd.DataFrame(
+        {"worst area": [1.0, 2.0], "mean  radius": [3.0, 4.0], "set_b": [1, 2]}
+    )
+    actions = make_actions(X, directions={"worst area": "decrease"})
+    assert [a.name for a in actions] == [
+        "decrease_worst_area",
+        "set_mean_radius",
+        "set_set_b",
+    ]
+    assert [a.feature for a in actions] == ["worst area", "mean  radius", "set_b"]
+    # a name that would clash with another action's keeps its spaces
+    clash = pd.DataFrame({"a b": [1.0, 2.0], "a_b": [1.0, 3.0]})
+    assert [a.name for a in make_actions(clash)] == ["set_a b", "set_a_b"]

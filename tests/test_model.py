@@ -6,9 +6,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression, Ridge
 
+from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._model import (
-    AnswerMemo,
-    Answers,
     ModelAdapter,
     Usage,
     ask,
@@ -16,7 +15,6 @@ from sklearn_cscf._model import (
     is_fitted,
     model_classes,
     needs_predict,
-    state_hashes,
 )
 from sklearn_cscf._schema import FeatureSchema
 
@@ -38,6 +36,22 @@ class Thresholded:
         return True
 
 
+class Counted(Thresholded):
+    """Thresholded, with the calls of each method and their rows recorded."""
+
+    def __init__(self):
+        self.calls = []
+
+    def predict_proba(self, X):
+        self.calls.append(("predict_proba", len(X)))
+        return Thresholded.predict_proba(self, X)
+
+    def predict(self, X):
+        self.calls.append(("predict", len(X)))
+        accepted = Thresholded.predict_proba(self, X)[:, 1] >= 0.8
+        return self.classes_[accepted.astype(int)]
+
+
 @pytest.fixture
 def schema():
     return FeatureSchema(pd.DataFrame({"p": [0.0, 0.5, 1.0], "z": [1.0, 2.0, 3.0]}))
@@ -52,7 +66,8 @@ def states(*ps):
 # ---------------------------------------------------------------------- #
 def test_use_predict_decides_by_predict_not_the_arg_max(schema):
     rows = states(0.3, 0.6, 0.9)
-    by_predict = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
+    counted = Counted()
+    by_predict = ModelAdapter(counted, schema, Thresholded.classes_, True)
     answers = by_predict.answer(rows)
     # P(yes) = 0.6 is the arg-max, but predict says "no" below 0.8
     assert answers.decision.tolist() == [0, 0, 1]
@@ -60,7 +75,7 @@ def test_use_predict_decides_by_predict_not_the_arg_max(schema):
     by_arg_max = ModelAdapter(Thresholded(), schema, Thresholded.classes_, False)
     assert by_arg_max.answer(rows).decision.tolist() == [0, 1, 1]
     # one call of each method per batch, counted once
-    assert by_predict.n_calls == 1 and by_predict.n_rows == 3
+    assert counted.calls == [("predict_proba", 3), ("predict", 3)]
 
 
 def test_a_classifier_without_predict_proba_decides_by_predict(schema):
@@ -142,10 +157,11 @@ def test_decisions_now_name_the_rows_the_model_fails_on():
 # ---------------------------------------------------------------------- #
 def test_needs_predict_only_when_predict_is_not_the_arg_max(schema):
     X = pd.DataFrame({"p": np.linspace(0, 1, 50), "z": np.zeros(50)})
-    assert needs_predict(Thresholded(), schema, X, Thresholded.classes_)
+    rows = schema.encode(X)
+    assert needs_predict(Thresholded(), schema, rows, Thresholded.classes_)
     y = (X["p"] > 0.5).astype(int)
     plain = LogisticRegression().fit(X, y)
-    assert not needs_predict(plain, schema, X, plain.classes_)
+    assert not needs_predict(plain, schema, rows, plain.classes_)
 
 
 def test_model_classes_refuses_the_other_kind_of_model():
@@ -173,7 +189,8 @@ def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
 # asking for many instances at once
 # ---------------------------------------------------------------------- #
 def test_ask_sends_each_new_state_once_and_remembers_it(schema):
-    model = ModelAdapter(Thresholded(), schema, Thresholded.classes_, True)
+    counted = Counted()
+    model = ModelAdapter(counted, schema, Thresholded.classes_, True)
     memos = [AnswerMemo(model.width), AnswerMemo(model.width)]
     usage = [Usage(), Usage()]
     # instance 0 asks two states, instance 1 one of them again and a new one
@@ -181,11 +198,12 @@ def test_ask_sends_each_new_state_once_and_remembers_it(schema):
     groups = [(0, slice(0, 2)), (1, slice(2, 4))]
     answers = ask(model, memos, usage, groups, batch)
     assert answers.decision.tolist() == [0, 1, 1, 0]
-    assert model.n_calls == 1 and model.n_rows == 3  # 0.9 is sent once
+    # 0.9 is sent once
+    assert counted.calls == [("predict_proba", 3), ("predict", 3)]
     assert [u.n_asked for u in usage] == [2, 2]
     again = ask(model, memos, usage, groups, batch)
     assert again.decision.tolist() == answers.decision.tolist()
-    assert model.n_calls == 1  # every state remembered: no new call
+    assert len(counted.calls) == 2  # every state remembered: no new call
     assert [u.n_calls for u in usage] == [1, 1]
 
 
@@ -222,3 +240,35 @@ def test_memo_remembers_and_stays_bounded():
     assert len(memo) == 3
     assert (memo.lookup(hashes) < 0).all()
     assert (memo.lookup(more) >= 0).all()
+
+
+def test_a_model_fitted_without_names_warns_once_not_per_call():
+    import warnings
+
+    from sklearn.datasets import load_breast_cancer
+
+    from sklearn_cscf import SequentialCounterfactualExplainer, make_actions
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :5]
+    model = LogisticRegression(max_iter=1000).fit(X.values, y)  # no names
+    rows = X[model.predict(X.values) == 0].head(2)
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=make_actions(X),
+        population_size=20,
+        n_generations=3,
+        random_state=0,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        explainer.fit(X)
+        explainer.explain(rows)
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if m.startswith("X has feature names")]
+    ours = [m for m in messages if "fitted without feature names" in m]
+    assert len(ours) == 1
+    assert "'mean radius', 'mean texture'" in ours[0]
+    # the per-call warning is silenced only around the explainer's calls
+    with pytest.warns(UserWarning, match="X has feature names"):
+        model.predict(X)

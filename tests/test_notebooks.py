@@ -71,3 +71,74 @@ def test_the_comparison_ignores_what_changes_between_runs():
     two = notebook("<object at 0x55aa01>\n2.25 s")
     assert module.texts(one) == module.texts(two)
     assert module.texts(notebook("cost 1.50")) != module.texts(notebook("cost 1.51"))
+
+
+def _install_cell(name):
+    """The install cell of a notebook, split before it acts: the definitions
+    (SOURCE, WHEEL_ROOTS, find_wheels) and what it does with them."""
+    cells = load(name)["cells"]
+    text = source(next(cell for cell in cells if cell["cell_type"] == "code"))
+    head, _, rest = text.partition("\nif importlib.util.find_spec")
+    assert rest, "the install cell no longer checks whether the package is there"
+    return head, "if importlib.util.find_spec" + rest
+
+
+def _kaggle_layout(tmp_path):
+    """/kaggle/input/<dataset>/<file>.whl as a Kaggle dataset holds a wheel,
+    a notebook folder, and a dist folder."""
+    kaggle = tmp_path / "kaggle" / "input"
+    older = kaggle / "sklearn-cscf-wheel" / "sklearn_cscf-0.1.0-py3-none-any.whl"
+    newer = kaggle / "other" / "nested" / "sklearn_cscf-0.2.0-py3-none-any.whl"
+    for wheel in (older, newer):
+        wheel.parent.mkdir(parents=True)
+        wheel.write_bytes(b"")
+    (kaggle / "other" / "nested" / "numpy-2.0-py3-none-any.whl").write_bytes(b"")
+    here = tmp_path / "notebooks"
+    here.mkdir()
+    return kaggle, here, older, newer
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_install_cell_finds_a_wheel_anywhere_under_kaggle_input(name, tmp_path):
+    head, _ = _install_cell(name)
+    names = {}
+    exec(head, names)
+    assert "/kaggle/input" in names["WHEEL_ROOTS"]
+    kaggle, here, older, newer = _kaggle_layout(tmp_path)
+    found = names["find_wheels"]((str(kaggle), str(here), str(tmp_path / "dist")))
+    assert found == [str(older), str(newer)]
+    # next to the notebook, too
+    beside = here / "sklearn_cscf-0.3.0-py3-none-any.whl"
+    beside.write_bytes(b"")
+    assert names["find_wheels"]((str(kaggle), str(here)))[-1] == str(beside)
+    assert names["find_wheels"]((str(tmp_path / "nowhere"),)) == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_install_cell_installs_the_wheel_or_says_how_to_add_one(
+    name, tmp_path, monkeypatch
+):
+    import subprocess
+
+    head, rest = _install_cell(name)
+    kaggle, here, _, newer = _kaggle_layout(tmp_path)
+    calls = []
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append(args))
+
+    def run(roots, source=None):
+        names = {}
+        exec(head, names)
+        names.update(WHEEL_ROOTS=roots, SOURCE=source, version=lambda _: "x")
+        exec(rest, names)
+
+    run((str(kaggle), str(here)))
+    assert calls[-1][-3:] == ["pip", "install", f"{newer}[plot]"]
+    run((str(kaggle),), source="/some/where/sklearn_cscf-0.1-py3-none-any.whl")
+    assert calls[-1][-1] == "/some/where/sklearn_cscf-0.1-py3-none-any.whl"
+    with pytest.raises(RuntimeError) as caught:
+        run((str(tmp_path / "empty"),))
+    message = str(caught.value)
+    assert "Kaggle dataset" in message and "SOURCE" in message
+    assert "wheel's path" in message and "git+" in message
+    assert len(calls) == 2

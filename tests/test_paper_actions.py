@@ -17,9 +17,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf._compiled_actions import CompiledAction
+from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._sklearn_compat import InvalidParameterError
-from sklearn_cscf.actions import CompiledAction
 from sklearn_cscf.datasets import (
     adult_actions,
     adult_feature_graph,
@@ -28,7 +29,6 @@ from sklearn_cscf.datasets import (
     load_german_credit,
 )
 from sklearn_cscf.datasets._paper import ADULT_EDUCATION, education_label
-from sklearn_cscf.graph import CompiledGraph
 
 KEYS = np.linspace(0.0, 1.0, 21)
 FINE_KEYS = np.linspace(0.0, 1.0, 101)
@@ -742,7 +742,7 @@ def test_adult_action_discounts_eq2(adult, name, continuous):
         graph.discount(affected, schema.view(states)), expected, atol=1e-12
     )
     np.testing.assert_allclose(
-        compiled_graph.step_discounts(states, np.full(len(states), i)),
+        compiled_graph.action_discount(states, i),
         expected,
         atol=1e-12,
     )

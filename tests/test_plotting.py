@@ -18,11 +18,6 @@ from sklearn_cscf.plotting import (
     RecourseSummaryDisplay,
     TargetProbabilityDisplay,
     action_colors,
-    plot_action_flow,
-    plot_pareto_front,
-    plot_probability_by_step,
-    plot_recourse_summary,
-    plot_target_probability,
 )
 
 matplotlib.use("Agg")
@@ -158,6 +153,21 @@ def one_line(text):
     return " ".join(text.split())
 
 
+def wide():
+    """Axes wide enough for a long title to show in full."""
+    return plt.subplots(figsize=(18, 4))[1]
+
+
+def shortened(title, full):
+    """Whether each line of ``title`` is that of ``full`` or its start and
+    an ellipsis."""
+    got, want = title.split("\n"), full.split("\n")
+    return len(got) == len(want) and all(
+        g == w or (g.endswith("\u2026") and w.startswith(g[:-1]))
+        for g, w in zip(got, want)
+    )
+
+
 def legend_texts(ax):
     return [t.get_text() for t in ax.get_legend().get_texts()]
 
@@ -166,7 +176,7 @@ def legend_texts(ax):
 # plot_target_probability: one person's plans as a step chart
 # ---------------------------------------------------------------------- #
 def test_step_chart_one_line_per_plan(explanations):
-    ax = plot_target_probability(explanations, "a", dodge=0)
+    ax = TargetProbabilityDisplay.from_explanations(explanations, "a", dodge=0).ax_
     lines = ax.get_lines()[:3]
     # plan 0's cheapest order (solution 0), then plans 1 and 2
     assert [line.get_ydata().tolist() for line in lines] == [
@@ -189,7 +199,9 @@ def test_step_chart_one_line_per_plan(explanations):
 
 
 def test_step_chart_decision_line_and_axes(explanations):
-    ax = plot_target_probability(explanations, "a", initial_proba=0.1)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", initial_proba=0.1
+    ).ax_
     threshold = ax.get_lines()[-1]
     assert list(threshold.get_ydata()) == [0.5, 0.5]
     assert threshold.get_linestyle() == "--"
@@ -198,14 +210,20 @@ def test_step_chart_decision_line_and_axes(explanations):
     low, high = ax.get_xlim()
     assert -1 < low < 0 and 3 < high < 4  # no room for a step 4
     assert ax.get_ylim()[0] <= 0 and ax.get_ylim()[1] >= 1
-    ax = plot_target_probability(explanations, "a", threshold=None)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", threshold=None
+    ).ax_
     assert "decision threshold" not in " ".join(legend_texts(ax))
-    ax = plot_target_probability(explanations, "a", threshold=0.7)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", threshold=0.7
+    ).ax_
     assert list(ax.get_lines()[-1].get_ydata()) == [0.7, 0.7]
 
 
 def test_step_chart_x_axis_as_long_as_the_longest_shown_plan(explanations):
-    ax = plot_target_probability(explanations, "a", max_solutions=2)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", max_solutions=2
+    ).ax_
     assert len(ax.get_lines()) == 3  # two plans and the decision line
     assert ax.get_xticks().tolist() == [1, 2]
     assert ax.get_xlim()[1] < 3
@@ -213,7 +231,9 @@ def test_step_chart_x_axis_as_long_as_the_longest_shown_plan(explanations):
 
 def test_step_chart_starts_from_the_instance(explanations):
     for initial in (0.1, pd.Series({"a": 0.1, "b": 0.9}), {"a": 0.1}):
-        ax = plot_target_probability(explanations, "a", initial_proba=initial)
+        ax = TargetProbabilityDisplay.from_explanations(
+            explanations, "a", initial_proba=initial
+        ).ax_
         for line in ax.get_lines()[:3]:
             assert line.get_xdata()[0] == 0.0
             assert line.get_ydata()[0] == 0.1
@@ -222,9 +242,9 @@ def test_step_chart_starts_from_the_instance(explanations):
 
 
 def test_step_chart_dodges_plans_apart(explanations):
-    ax = plot_target_probability(
+    ax = TargetProbabilityDisplay.from_explanations(
         explanations, "a", initial_proba=0.1, dodge=0.1, threshold=None
-    )
+    ).ax_
     firsts = [line.get_xdata()[1] for line in ax.get_lines()[:3]]
     np.testing.assert_allclose(firsts, [0.9, 1.0, 1.1])
     # step 0 is shared, not dodged
@@ -232,7 +252,9 @@ def test_step_chart_dodges_plans_apart(explanations):
 
 
 def test_step_chart_all_orders(explanations):
-    ax = plot_target_probability(explanations, "a", all_orders=True, dodge=0)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", all_orders=True, dodge=0
+    ).ax_
     lines = ax.get_lines()[:4]
     assert [line.get_ydata().tolist() for line in lines][1] == [0.20, 0.65]
     other = lines[1]
@@ -249,17 +271,21 @@ def test_step_chart_all_orders(explanations):
 def test_step_chart_uses_the_frames_plan_numbers(explanations):
     # a compacted frame: some plans and orders dropped, ids not contiguous
     compact = explanations[explanations["solution"].isin([1, 3])]
-    ax = plot_target_probability(compact, "a")
+    ax = TargetProbabilityDisplay.from_explanations(compact, "a").ax_
     assert legend_texts(ax)[:2] == ["#2 cost 3.00", "#3 cost 4.50"]
     assert ax.get_title() == "Instance a: all 2 plans, step by step"
-    ax = plot_target_probability(explanations, "a", max_solutions=2)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", max_solutions=2
+    ).ax_
     assert one_line(ax.get_title()) == (
         "Instance a: the cheapest 2 of 3 plans, step by step"
     )
 
 
 def test_step_chart_labels_never_overlap(crowded):
-    ax = plot_target_probability(crowded, initial_proba=0.2, max_solutions=10)
+    ax = TargetProbabilityDisplay.from_explanations(
+        crowded, initial_proba=0.2, max_solutions=10
+    ).ax_
     assert len(ax.texts) == 19
     assert overlapping(text_boxes(ax)) == []
     # placed at every draw: still apart in a smaller figure
@@ -268,7 +294,9 @@ def test_step_chart_labels_never_overlap(crowded):
 
 
 def test_step_chart_labels_stay_inside_the_axes(explanations):
-    ax = plot_target_probability(explanations, "a", initial_proba=0.1)
+    ax = TargetProbabilityDisplay.from_explanations(
+        explanations, "a", initial_proba=0.1
+    ).ax_
     frame = ax.get_window_extent()
     for box in text_boxes(ax):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1
@@ -278,26 +306,28 @@ def test_step_chart_labels_stay_inside_the_axes(explanations):
 def test_step_chart_nan_probability_is_an_error(explanations):
     no_proba = explanations.assign(target_proba=np.nan)
     with pytest.raises(ValueError, match="target_proba is NaN.*no predict_proba"):
-        plot_target_probability(no_proba, "a")
+        TargetProbabilityDisplay.from_explanations(no_proba, "a")
     some = explanations.copy()
     some.loc[1, "target_proba"] = np.nan
     with pytest.raises(ValueError, match="NaN in 1 of"):
-        plot_target_probability(some, "a")
+        TargetProbabilityDisplay.from_explanations(some, "a")
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "3", True])
 def test_max_solutions_must_be_positive(explanations, bad):
     with pytest.raises(ValueError, match="max_solutions"):
-        plot_target_probability(explanations, "a", max_solutions=bad)
+        TargetProbabilityDisplay.from_explanations(explanations, "a", max_solutions=bad)
 
 
 def test_step_chart_bad_initial_proba(explanations):
     with pytest.raises(ValueError, match="no probability for instance 'a'"):
-        plot_target_probability(explanations, "a", initial_proba={"b": 0.1})
+        TargetProbabilityDisplay.from_explanations(
+            explanations, "a", initial_proba={"b": 0.1}
+        )
     with pytest.raises(ValueError, match="initial_proba must be in"):
-        plot_target_probability(explanations, "a", initial_proba=1.5)
+        TargetProbabilityDisplay.from_explanations(explanations, "a", initial_proba=1.5)
     with pytest.raises(TypeError, match="'threshold' parameter .* must be a float"):
-        plot_target_probability(explanations, "a", threshold="0.5")
+        TargetProbabilityDisplay.from_explanations(explanations, "a", threshold="0.5")
 
 
 # ---------------------------------------------------------------------- #
@@ -305,7 +335,7 @@ def test_step_chart_bad_initial_proba(explanations):
 # ---------------------------------------------------------------------- #
 def test_pareto_front_points_by_length(explanations):
     fig, ax = plt.subplots()
-    assert plot_pareto_front(explanations, "a", ax=ax) is ax
+    assert ParetoFrontDisplay.from_explanations(explanations, "a", ax=ax).ax_ is ax
     offsets = [c.get_offsets().tolist() for c in ax.collections]
     assert offsets == [[[3.0, 0.10]], [[3.5, 0.30], [2.0, 0.30]], [[4.5, 0.05]]]
     assert legend_texts(ax) == [
@@ -330,7 +360,7 @@ def test_pareto_front_points_by_length(explanations):
 def test_pareto_front_merges_orders_on_one_point(explanations):
     same = explanations.copy()
     same.loc[same["solution"] == 2, "sequence_cost"] = 2.0
-    ax = plot_pareto_front(same, "a")
+    ax = ParetoFrontDisplay.from_explanations(same, "a").ax_
     assert sorted(t.get_text() for t in ax.texts) == ["#1 (2 orders)", "#2", "#3"]
     # where the plan's cheapest order lies, no marker is hollow
     faces = ax.collections[1].get_facecolors()
@@ -339,7 +369,7 @@ def test_pareto_front_merges_orders_on_one_point(explanations):
 
 
 def test_pareto_labels_never_overlap(crowded):
-    ax = plot_pareto_front(crowded)
+    ax = ParetoFrontDisplay.from_explanations(crowded).ax_
     assert len(ax.texts) == 10
     assert overlapping(text_boxes(ax)) == []
     ax.figure.set_size_inches(5, 3.5)
@@ -348,14 +378,14 @@ def test_pareto_labels_never_overlap(crowded):
 
 def test_single_instance_needs_no_label(explanations):
     only_a = explanations[explanations["instance"] == "a"]
-    assert "Instance a" in plot_pareto_front(only_a).get_title()
+    assert "Instance a" in ParetoFrontDisplay.from_explanations(only_a).ax_.get_title()
 
 
 def test_pareto_front_highlights_the_chosen_sequence(explanations):
     # the knee of 'a': the front is solutions 0, 1 and 3, normalised (0, 1),
     # (0.4, 0.2) and (1, 0): solution 1, plan #2
     chosen = choose_plan(explanations)
-    ax = plot_pareto_front(explanations, "a", highlight=chosen)
+    ax = ParetoFrontDisplay.from_explanations(explanations, "a", highlight=chosen).ax_
     ring = ax.collections[-1]
     assert ring.get_offsets().tolist() == [[3.0, 0.10]]
     assert to_hex(ring.get_edgecolors()[0]) == "#d62728"
@@ -366,16 +396,16 @@ def test_pareto_front_highlights_the_chosen_sequence(explanations):
     assert to_hex(bold[0].get_color()) == "#d62728"
     assert one_line(ax.get_title()).endswith("; chosen #2")
     # a solution number marks that sequence
-    ax = plot_pareto_front(explanations, "a", highlight=3)
+    ax = ParetoFrontDisplay.from_explanations(explanations, "a", highlight=3).ax_
     assert ax.collections[-1].get_offsets().tolist() == [[4.5, 0.05]]
     # without highlight: no ring, no bold label
-    ax = plot_pareto_front(explanations, "a")
+    ax = ParetoFrontDisplay.from_explanations(explanations, "a").ax_
     assert len(ax.collections) == 3
     assert not [t for t in ax.texts if t.get_fontweight() == "bold"]
 
 
 def test_pareto_labels_keep_off_the_ring(crowded):
-    ax = plot_pareto_front(crowded, highlight=4)
+    ax = ParetoFrontDisplay.from_explanations(crowded, highlight=4).ax_
     boxes = text_boxes(ax)  # after a draw
     x, y = ax.transData.transform(ax.collections[-1].get_offsets()[0])
     r = 7.5 * ax.figure.dpi / 72  # the ring's radius, 7.5 points
@@ -385,22 +415,24 @@ def test_pareto_labels_keep_off_the_ring(crowded):
 
 
 def test_pareto_front_by_final_probability(explanations):
-    ax = plot_pareto_front(explanations, "a", y="target_proba")
+    ax = ParetoFrontDisplay.from_explanations(explanations, "a", y="target_proba").ax_
     # the probability after each sequence's last step
     offsets = [c.get_offsets().tolist() for c in ax.collections]
     assert offsets == [[[3.0, 0.55]], [[3.5, 0.65], [2.0, 0.70]], [[4.5, 0.90]]]
     assert "after the last step" in ax.get_ylabel()
-    with pytest.raises(ValueError, match="'y' parameter of plot_pareto_front"):
-        plot_pareto_front(explanations, "a", y="length")
+    with pytest.raises(
+        ValueError, match="'y' parameter of ParetoFrontDisplay.from_explanations"
+    ):
+        ParetoFrontDisplay.from_explanations(explanations, "a", y="length")
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['target_proba'\]"):
-        plot_pareto_front(
+        ParetoFrontDisplay.from_explanations(
             explanations.drop(columns="target_proba"), "a", y="target_proba"
         )
 
 
 def test_pareto_highlight_errors(explanations):
     with pytest.raises(ValueError, match="holds no row of instance 'a'"):
-        plot_pareto_front(
+        ParetoFrontDisplay.from_explanations(
             explanations,
             "a",
             highlight=choose_plan(explanations[explanations["instance"] == "b"]),
@@ -419,13 +451,13 @@ def test_pareto_highlight_errors(explanations):
     with pytest.raises(
         ValueError, match="no chosen sequence for instance 'a'.*exceeds_max_steps"
     ):
-        plot_pareto_front(explanations, "a", highlight=exceeded)
+        ParetoFrontDisplay.from_explanations(explanations, "a", highlight=exceeded)
     with pytest.raises(ValueError, match="holds 4 sequences of instance 'a'"):
-        plot_pareto_front(explanations, "a", highlight=explanations)
+        ParetoFrontDisplay.from_explanations(explanations, "a", highlight=explanations)
     with pytest.raises(ValueError, match=r"no solution 7 to highlight.*\[0, 1, 2, 3\]"):
-        plot_pareto_front(explanations, "a", highlight=7)
+        ParetoFrontDisplay.from_explanations(explanations, "a", highlight=7)
     with pytest.raises(TypeError, match="'highlight' parameter .* 'pandas.DataFrame'"):
-        plot_pareto_front(explanations, "a", highlight="1")
+        ParetoFrontDisplay.from_explanations(explanations, "a", highlight="1")
 
 
 # ---------------------------------------------------------------------- #
@@ -453,7 +485,16 @@ def bar_widths(ax):
 def test_recourse_summary_bars(priced):
     # the knee is each person's solution 0: 1 study -> save; 2 save;
     # 3 move -> study; 4 is already of the target class
-    ax = plot_recourse_summary(priced)
+    full = (
+        "Actions in each person's plan chosen by the knee of sequence_cost and "
+        "gower_distance\n3 of 4 people have a chosen plan; without one: 1 "
+        "already_target"
+    )
+    # a title too long for the axes is shortened, not wrapped
+    panel = plt.subplots(1, 3, figsize=(12, 4), layout="constrained")[1][0]
+    narrow = RecourseSummaryDisplay.from_explanations(priced, ax=panel).ax_.get_title()
+    assert narrow != full and shortened(narrow, full)
+    ax = RecourseSummaryDisplay.from_explanations(priced, ax=wide()).ax_
     assert [t.get_text() for t in ax.get_yticklabels()] == [
         "save\n2 people (67%), mean cost 0.75",
         "study\n2 people (67%), mean cost 0.50",
@@ -477,16 +518,12 @@ def test_recourse_summary_bars(priced):
     assert legend_texts(ax) == ["as the first step", "at a later step"]
     assert ax.get_xlim() == (0.0, 1.0)
     assert "3 people with a chosen plan" in one_line(ax.get_xlabel())
-    assert one_line(ax.get_title()) == (
-        "Actions in each person's plan chosen by the knee of sequence_cost and "
-        "gower_distance 3 of 4 people have a chosen plan; without one: 1 "
-        "already_target"
-    )
+    assert ax.get_title() == full
 
 
 def test_recourse_summary_of_a_chosen_frame_and_options(priced):
     chosen = choose_plan(priced, method="cheapest", max_steps=1)
-    ax = plot_recourse_summary(chosen)
+    ax = RecourseSummaryDisplay.from_explanations(chosen, ax=wide()).ax_
     assert ax.get_title().startswith("Actions in the chosen plans\n")
     # person 1's one-step plan is save; person 3 has none of one step
     assert one_line(ax.get_title()).endswith(
@@ -495,27 +532,35 @@ def test_recourse_summary_of_a_chosen_frame_and_options(priced):
     )
     assert [t.get_text().split("\n")[0] for t in ax.get_yticklabels()] == ["save"]
     assert legend_texts(ax) == ["as the first step"]  # nothing later
-    ax = plot_recourse_summary(priced, method="cheapest", max_steps=1)
+    ax = RecourseSummaryDisplay.from_explanations(
+        priced, method="cheapest", max_steps=1, ax=wide()
+    ).ax_
     assert "chosen by the cheapest, at most 1 step 2 of" in one_line(ax.get_title())
-    ax = plot_recourse_summary(
-        priced, method="weighted", weights={"sequence_cost": 1, "length": 2}
-    )
+    ax = RecourseSummaryDisplay.from_explanations(
+        priced, method="weighted", weights={"sequence_cost": 1, "length": 2}, ax=wide()
+    ).ax_
     assert "the weights sequence_cost=1, length=2" in one_line(ax.get_title())
 
 
 def test_recourse_summary_colors_axes_and_errors(priced):
     colors = {"save": "#000000", "study": "#111111", "move": "#222222", "x": "red"}
     fig, ax = plt.subplots()
-    assert plot_recourse_summary(priced, colors=colors, ax=ax) is ax
+    assert (
+        RecourseSummaryDisplay.from_explanations(priced, colors=colors, ax=ax).ax_ is ax
+    )
     assert to_hex(ax.containers[0][0].get_facecolor()) == "#000000"
     with pytest.raises(ValueError, match=r"no colour for the action\(s\) \['move'\]"):
-        plot_recourse_summary(priced, colors={"save": "k", "study": "k"})
+        RecourseSummaryDisplay.from_explanations(
+            priced, colors={"save": "k", "study": "k"}
+        )
     with pytest.raises(ValueError, match="no instance has a chosen plan"):
-        plot_recourse_summary(priced[priced["status"] != "ok"])
+        RecourseSummaryDisplay.from_explanations(priced[priced["status"] != "ok"])
     with pytest.raises(ValueError, match="unknown objective 'cost'"):
-        plot_recourse_summary(priced, method="weighted", weights={"cost": 1})
+        RecourseSummaryDisplay.from_explanations(
+            priced, method="weighted", weights={"cost": 1}
+        )
     with pytest.raises(ValueError, match=r"lacks the column\(s\) \['effort'\]"):
-        plot_recourse_summary(priced.drop(columns="effort"))
+        RecourseSummaryDisplay.from_explanations(priced.drop(columns="effort"))
 
 
 # ---------------------------------------------------------------------- #
@@ -544,7 +589,7 @@ def bands(ax):
 
 
 def test_action_flow_blocks_and_bands(population):
-    ax = plot_action_flow(population)
+    ax = ActionFlowDisplay.from_explanations(population).ax_
     colors = action_colors(["move", "save", "study"])
     end = "#c8c8c8"
     assert blocks(ax) == {
@@ -573,7 +618,7 @@ def test_action_flow_blocks_and_bands(population):
 
 
 def test_action_flow_cheapest_only(population):
-    ax = plot_action_flow(population, solutions="cheapest")
+    ax = ActionFlowDisplay.from_explanations(population, solutions="cheapest").ax_
     colors = action_colors(["move", "save", "study"])  # as for every solution
     assert blocks(ax) == {
         (1, colors["study"]): 1,
@@ -589,20 +634,26 @@ def test_action_flow_cheapest_only(population):
 
 def test_action_flow_max_length_and_colors(population):
     colors = {"move": "red", "save": "green", "study": "blue"}
-    ax = plot_action_flow(population, max_length=1, colors=colors)
+    ax = ActionFlowDisplay.from_explanations(
+        population, max_length=1, colors=colors
+    ).ax_
     assert blocks(ax) == {(1, to_hex("green")): 2}
     assert bands(ax) == []
     with pytest.raises(ValueError, match="no sequence has at most"):
-        plot_action_flow(population[population["length"] > 1], max_length=1)
+        ActionFlowDisplay.from_explanations(
+            population[population["length"] > 1], max_length=1
+        )
     with pytest.raises(ValueError, match="no colour for the action.*'study'"):
-        plot_action_flow(population, colors={"move": "red", "save": "green"})
+        ActionFlowDisplay.from_explanations(
+            population, colors={"move": "red", "save": "green"}
+        )
     with pytest.raises(ValueError, match="'solutions' parameter .* among"):
-        plot_action_flow(population, solutions="best")
+        ActionFlowDisplay.from_explanations(population, solutions="best")
 
 
 def test_action_flow_count_labels_never_overlap(crowded):
     many = pd.concat([crowded.assign(instance=k) for k in range(4)], ignore_index=True)
-    ax = plot_action_flow(many)
+    ax = ActionFlowDisplay.from_explanations(many).ax_
     assert overlapping(text_boxes(ax)) == []
 
 
@@ -625,7 +676,7 @@ def errorbars(ax):
 
 
 def test_probability_by_step_means_and_intervals(population):
-    ax = plot_probability_by_step(population, n_boot=300, dodge=0)
+    ax = ProbabilityByStepDisplay.from_explanations(population, n_boot=300, dodge=0).ax_
     drawn = errorbars(ax)
     assert sorted(drawn) == ["move (2 steps)", "save (4 steps)", "study (3 steps)"]
     x, y, low, high = drawn["save (4 steps)"]
@@ -658,7 +709,7 @@ def test_probability_by_step_bootstrap_is_seeded():
 
     def interval(**params):
         ((_, y, low, high),) = errorbars(
-            plot_probability_by_step(frame, n_boot=400, **params)
+            ProbabilityByStepDisplay.from_explanations(frame, n_boot=400, **params).ax_
         ).values()
         return y[0], low[0], high[0]
 
@@ -674,17 +725,17 @@ def test_probability_by_step_bootstrap_is_seeded():
 
 def test_probability_by_step_change_and_median(population):
     initial = pd.Series({1: 0.1, 2: 0.2, 3: 0.0, 4: 0.9})
-    ax = plot_probability_by_step(
+    ax = ProbabilityByStepDisplay.from_explanations(
         population, measure="change", initial_proba=initial, n_boot=50, dodge=0
-    )
+    ).ax_
     x, y, _, _ = errorbars(ax)["save (4 steps)"]
     # step 1: 0.7 - 0.1 and 0.8 - 0.2; step 2: 0.6 - 0.3 and 0.4 - 0.2
     np.testing.assert_allclose(y, [0.6, 0.25])
     assert "change" in ax.get_ylabel()
     assert list(ax.get_lines()[-1].get_ydata()) == [0.0, 0.0]  # no change
-    ax = plot_probability_by_step(
+    ax = ProbabilityByStepDisplay.from_explanations(
         population, statistic="median", solutions="cheapest", n_boot=50, dodge=0
-    )
+    ).ax_
     x, y, _, _ = errorbars(ax)["study (2 steps)"]
     np.testing.assert_allclose(y, [0.3, 0.5])
     assert ax.get_ylabel().startswith("median")
@@ -692,28 +743,31 @@ def test_probability_by_step_change_and_median(population):
 
 def test_probability_by_step_errors(population):
     with pytest.raises(ValueError, match="measure='change' needs initial_proba"):
-        plot_probability_by_step(population, measure="change")
+        ProbabilityByStepDisplay.from_explanations(population, measure="change")
     with pytest.raises(ValueError, match="no probability for instance 3"):
-        plot_probability_by_step(
+        ProbabilityByStepDisplay.from_explanations(
             population, measure="change", initial_proba={1: 0.1, 2: 0.2}
         )
     with pytest.raises(ValueError, match="target_proba is NaN.*no predict_proba"):
-        plot_probability_by_step(population.assign(target_proba=np.nan))
+        ProbabilityByStepDisplay.from_explanations(
+            population.assign(target_proba=np.nan)
+        )
     with pytest.raises(ValueError, match="'n_boot' parameter .* an int in the range"):
-        plot_probability_by_step(population, n_boot=0)
+        ProbabilityByStepDisplay.from_explanations(population, n_boot=0)
     with pytest.raises(ValueError, match=r"'confidence' .* \(0.0, 1.0\)"):
-        plot_probability_by_step(population, confidence=1.0)
+        ProbabilityByStepDisplay.from_explanations(population, confidence=1.0)
     with pytest.raises(ValueError, match="'statistic' parameter .* among"):
-        plot_probability_by_step(population, statistic="mode")
+        ProbabilityByStepDisplay.from_explanations(population, statistic="mode")
     with pytest.raises(TypeError, match="'random_state' parameter .* 'int'"):
-        plot_probability_by_step(population, random_state="seed")
+        ProbabilityByStepDisplay.from_explanations(population, random_state="seed")
 
 
 # ---------------------------------------------------------------------- #
 # Errors shared by every plot
 # ---------------------------------------------------------------------- #
-@pytest.mark.parametrize("plot", [plot_target_probability, plot_pareto_front])
-def test_clear_errors_for_one_instance(explanations, plot):
+@pytest.mark.parametrize("display", [TargetProbabilityDisplay, ParetoFrontDisplay])
+def test_clear_errors_for_one_instance(explanations, display):
+    plot = display.from_explanations
     with pytest.raises(ValueError, match="holds 2 instances"):
         plot(explanations)
     with pytest.raises(ValueError, match="'zzz' is not in explanations"):
@@ -728,8 +782,9 @@ def test_clear_errors_for_one_instance(explanations, plot):
         plot(explanations.drop(index=6), "a")
 
 
-@pytest.mark.parametrize("plot", [plot_target_probability, plot_pareto_front])
-def test_error_status_shows_its_message(explanations, plot):
+@pytest.mark.parametrize("display", [TargetProbabilityDisplay, ParetoFrontDisplay])
+def test_error_status_shows_its_message(explanations, display):
+    plot = display.from_explanations
     failed = pd.DataFrame(
         [{"instance": "c", "status": "error", "message": "predict_proba failed"}]
     )
@@ -738,8 +793,9 @@ def test_error_status_shows_its_message(explanations, plot):
         plot(frame, "c")
 
 
-@pytest.mark.parametrize("plot", [plot_action_flow, plot_probability_by_step])
-def test_clear_errors_across_instances(population, plot):
+@pytest.mark.parametrize("display", [ActionFlowDisplay, ProbabilityByStepDisplay])
+def test_clear_errors_across_instances(population, display):
+    plot = display.from_explanations
     with pytest.raises(TypeError, match="DataFrame returned by explain"):
         plot(population.to_dict())
     with pytest.raises(ValueError, match="lacks the column"):
@@ -753,10 +809,23 @@ def test_clear_errors_across_instances(population, plot):
 
 def test_every_plot_draws_into_a_given_axes(population):
     fig, axes = plt.subplots(2, 2)
-    assert plot_action_flow(population, ax=axes[0, 0]) is axes[0, 0]
-    assert plot_probability_by_step(population, n_boot=20, ax=axes[0, 1]) is axes[0, 1]
-    assert plot_target_probability(population, 2, ax=axes[1, 0]) is axes[1, 0]
-    assert plot_pareto_front(population, 2, ax=axes[1, 1]) is axes[1, 1]
+    assert (
+        ActionFlowDisplay.from_explanations(population, ax=axes[0, 0]).ax_ is axes[0, 0]
+    )
+    assert (
+        ProbabilityByStepDisplay.from_explanations(
+            population, n_boot=20, ax=axes[0, 1]
+        ).ax_
+        is axes[0, 1]
+    )
+    assert (
+        TargetProbabilityDisplay.from_explanations(population, 2, ax=axes[1, 0]).ax_
+        is axes[1, 0]
+    )
+    assert (
+        ParetoFrontDisplay.from_explanations(population, 2, ax=axes[1, 1]).ax_
+        is axes[1, 1]
+    )
     fig.canvas.draw()
 
 
@@ -798,14 +867,18 @@ def test_every_plot_on_a_real_frame(
     )
     solved = frame.loc[frame["status"] == "ok", "instance"].unique()
     assert len(solved) > 0
-    plot_action_flow(frame)
-    plot_probability_by_step(frame, measure="change", initial_proba=initial)
-    ax = plot_target_probability(frame, solved[0], initial_proba=initial)
+    ActionFlowDisplay.from_explanations(frame)
+    ProbabilityByStepDisplay.from_explanations(
+        frame, measure="change", initial_proba=initial
+    )
+    ax = TargetProbabilityDisplay.from_explanations(
+        frame, solved[0], initial_proba=initial
+    ).ax_
     first = frame[(frame["instance"] == solved[0]) & (frame["solution"] == 0)]
     np.testing.assert_allclose(
         ax.get_lines()[0].get_ydata()[1:], first["target_proba"].to_numpy()
     )
-    plot_pareto_front(frame, solved[0])
+    ParetoFrontDisplay.from_explanations(frame, solved[0])
     ax.figure.canvas.draw()
 
 
@@ -851,16 +924,20 @@ def test_a_row_of_three_plots_cuts_nothing_off(population, priced, layout):
     fig, axes = plt.subplots(
         1, 3, figsize=(14, 4), layout="constrained" if layout == "constrained" else None
     )
-    plot_action_flow(frame, ax=axes[0])
-    plot_pareto_front(frame, 2, ax=axes[1])
-    plot_recourse_summary(frame, ax=axes[2])
+    ActionFlowDisplay.from_explanations(frame, ax=axes[0])
+    ParetoFrontDisplay.from_explanations(frame, 2, ax=axes[1])
+    RecourseSummaryDisplay.from_explanations(frame, ax=axes[2])
     if layout == "tight":
         fig.tight_layout()
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     page = fig.bbox
     for ax in axes:
-        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.get_yticklabels()]
+        low, high = sorted(ax.get_ylim())
+        ticks = [
+            t for t, y in zip(ax.get_yticklabels(), ax.get_yticks()) if low <= y <= high
+        ]
+        texts = [ax.title, ax.xaxis.label, ax.yaxis.label, *ticks]
         for text in texts:
             if text.get_text():
                 box = text.get_window_extent(renderer)
@@ -952,28 +1029,38 @@ def test_from_explanations_validates_its_arguments(population):
 # What the pictures say (issue 15)
 # ---------------------------------------------------------------------- #
 def test_titles_name_the_person_and_the_axis_the_class(explanations, population):
-    ax = plot_target_probability(
+    ax = TargetProbabilityDisplay.from_explanations(
         explanations, "a", subject="Person", target_name=">50K"
-    )
+    ).ax_
     assert ax.get_title().startswith("Person a: ")
     assert ax.get_ylabel() == "P(>50K) after the step"
-    assert plot_pareto_front(explanations, "a", subject="Person").get_title()[:9] == (
-        "Person a:"
-    )
-    ax = plot_probability_by_step(population, n_boot=20, target_name=">50K")
+    assert ParetoFrontDisplay.from_explanations(
+        explanations, "a", subject="Person"
+    ).ax_.get_title()[:9] == ("Person a:")
+    ax = ProbabilityByStepDisplay.from_explanations(
+        population, n_boot=20, target_name=">50K"
+    ).ax_
     assert ax.get_ylabel() == "mean P(>50K) after the step"
     # without a name: the frame's target class, said as a class
     frame = explanations.assign(target_class=1)
-    assert plot_target_probability(frame, "a").get_ylabel().startswith("P(class 1)")
+    assert (
+        TargetProbabilityDisplay.from_explanations(frame, "a")
+        .ax_.get_ylabel()
+        .startswith("P(class 1)")
+    )
     frame = explanations.assign(target_class="good")
-    assert plot_target_probability(frame, "a").get_ylabel().startswith("P(good)")
+    assert (
+        TargetProbabilityDisplay.from_explanations(frame, "a")
+        .ax_.get_ylabel()
+        .startswith("P(good)")
+    )
 
 
 def test_a_length_has_one_colour_in_every_panel(population):
     # instance 2 has sequences of 1 and 3 steps, instance 1 of 1 and 2 steps
     fig, axes = plt.subplots(1, 2)
-    plot_pareto_front(population, 1, ax=axes[0])
-    plot_pareto_front(population, 2, ax=axes[1])
+    ParetoFrontDisplay.from_explanations(population, 1, ax=axes[0])
+    ParetoFrontDisplay.from_explanations(population, 2, ax=axes[1])
 
     def colors(ax):
         return {
@@ -991,14 +1078,20 @@ def test_a_length_has_one_colour_in_every_panel(population):
 
 def test_pareto_says_when_a_point_looks_dominated(explanations, population):
     # plan #1's other order (3.5, 0.30) looks dominated by #1 (2.0, 0.30)
-    assert NOT_DRAWN in legend_texts(plot_pareto_front(explanations, "a"))
+    assert NOT_DRAWN in legend_texts(
+        ParetoFrontDisplay.from_explanations(explanations, "a").ax_
+    )
     # instance 2: (1.0, 0.1) and (2.0, 0.1): the second looks dominated
-    assert NOT_DRAWN in legend_texts(plot_pareto_front(population, 2))
+    assert NOT_DRAWN in legend_texts(
+        ParetoFrontDisplay.from_explanations(population, 2).ax_
+    )
     # a front that looks like one needs no note
     front = explanations[explanations["solution"].isin([0, 1, 3])]
-    assert NOT_DRAWN not in legend_texts(plot_pareto_front(front, "a"))
+    assert NOT_DRAWN not in legend_texts(
+        ParetoFrontDisplay.from_explanations(front, "a").ax_
+    )
     # nor does the probability view, which shows no objective
-    ax = plot_pareto_front(explanations, "a", y="target_proba")
+    ax = ParetoFrontDisplay.from_explanations(explanations, "a", y="target_proba").ax_
     assert NOT_DRAWN not in legend_texts(ax)
 
 
@@ -1009,18 +1102,18 @@ DISPLAYS = [
     ParetoFrontDisplay,
     RecourseSummaryDisplay,
 ]
-FUNCTIONS = [
-    plot_action_flow,
-    plot_probability_by_step,
-    plot_target_probability,
-    plot_pareto_front,
-    plot_recourse_summary,
+NAMES = [
+    "plot_action_flow",
+    "plot_probability_by_step",
+    "plot_target_probability",
+    "plot_pareto_front",
+    "plot_recourse_summary",
 ]
 
 
 @pytest.mark.parametrize(
     "function",
-    FUNCTIONS + [display.from_explanations for display in DISPLAYS],
+    [display.from_explanations for display in DISPLAYS],
     ids=lambda f: f.__qualname__,
 )
 def test_every_public_argument_is_declared_to_validate_params(function):
@@ -1031,18 +1124,254 @@ def test_every_public_argument_is_declared_to_validate_params(function):
     assert sorted(constraints) == sorted(names)
 
 
-@pytest.mark.parametrize("display, function", list(zip(DISPLAYS, FUNCTIONS)))
-def test_the_function_and_the_display_take_the_same_arguments(display, function):
-    import inspect
+@pytest.mark.parametrize("display, name", list(zip(DISPLAYS, NAMES)))
+def test_the_plot_functions_are_deprecated_aliases_of_the_displays(
+    priced, display, name
+):
+    population = priced
+    import warnings
 
-    plot_args = set(inspect.signature(function).parameters)
-    from_args = set(inspect.signature(display.from_explanations).parameters)
-    # from_explanations adds only the style dictionaries of plot
-    assert plot_args <= from_args
-    assert all(name.endswith("_kw") for name in from_args - plot_args)
-    defaults = {
-        name: p.default for name, p in inspect.signature(function).parameters.items()
-    }
-    for name, p in inspect.signature(display.from_explanations).parameters.items():
-        if name in defaults:
-            assert p.default == defaults[name], name
+    from sklearn_cscf import plotting
+
+    function = getattr(plotting, name)
+    one = name in ("plot_target_probability", "plot_pareto_front")
+    args = (population, 2) if one else (population,)
+    _, ax = plt.subplots()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert function(*args, ax=ax) is ax
+    deprecations = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert len(deprecations) == 1  # once per call
+    assert name in str(deprecations[0].message)
+    assert "removed in 0.3" in str(deprecations[0].message)
+    assert deprecations[0].filename == __file__  # points at the caller
+    with pytest.warns(FutureWarning, match=f"{display.__name__}.from_explanations"):
+        drawn = function(*args)
+    reference = display.from_explanations(*args).ax_
+    assert drawn.get_title() == reference.get_title()
+    assert len(drawn.get_children()) == len(reference.get_children())
+    plt.close("all")
+
+
+# ---------------------------------------------------------------------- #
+# Plots that hold: the user guide's 1 x 3 layout, many plans and actions
+# ---------------------------------------------------------------------- #
+MANY_ACTIONS = [
+    "decrease_mean texture",
+    "decrease_worst area",
+    "decrease_mean radius",
+    "decrease_worst concave points",
+    "decrease_mean smoothness",
+    "decrease_worst perimeter",
+    "decrease_area error",
+    "decrease_worst symmetry",
+]
+
+
+def many_plans(n_people=6, n_plans=5, length=7, seed=0):
+    """Person 0 with 5 plans of 7 steps; 5 others with 5 plans of 1 to 7
+    steps; 8 actions with long names."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for person in range(n_people):
+        for plan in range(n_plans):
+            k = length if person == 0 else int(rng.integers(1, length + 1))
+            actions = rng.permutation(MANY_ACTIONS)[:k]
+            proba = np.sort(rng.uniform(0, 1, k))
+            proba[-1] = max(proba[-1], 0.55)
+            if plan == 0:  # flat, then up at the last step
+                proba[:-1] = np.round(proba[:-1] * 0.05, 2)
+            cost = 1.0 + plan + rng.uniform(0, 0.5)
+            for t, action in enumerate(actions, start=1):
+                rows.append(
+                    {
+                        "instance": person,
+                        "plan": plan,
+                        "solution": plan,
+                        "step": t,
+                        "action": action,
+                        "feature": action.split("_", 1)[1],
+                        "effort": cost / k,
+                        "cost": cost / k,
+                        "target_proba": proba[t - 1],
+                        "sequence_cost": cost,
+                        "gower_distance": 0.05 * (5 - plan) + rng.uniform(0, 0.02),
+                        "length": k,
+                        "status": "ok",
+                        "target_class": "benign",
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def drawn_texts(fig):
+    """Every visible, non-empty text of the figure's axes and legends, with
+    its box; tick labels only where their tick is in view."""
+    renderer = fig.canvas.get_renderer()
+    texts = []
+    for ax in fig.axes:
+        boxes = [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        for axis, (low, high) in (
+            (ax.xaxis, sorted(ax.get_xlim())),
+            (ax.yaxis, sorted(ax.get_ylim())),
+        ):
+            for tick in axis.get_major_ticks():
+                if low <= tick.get_loc() <= high:
+                    boxes.append(tick.label1)
+        legend = ax.get_legend()
+        if legend is not None:
+            boxes += [legend.get_title(), *legend.get_texts()]
+        for text in boxes:
+            if text.get_visible() and text.get_text().strip():
+                texts.append((text, text.get_window_extent(renderer)))
+    return texts
+
+
+def assert_texts_hold(fig):
+    fig.canvas.draw()
+    page = fig.bbox
+    texts = drawn_texts(fig)
+    assert len(texts) > 40
+    for text, box in texts:
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, text
+        assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, text
+    for (a, box_a), (b, box_b) in itertools.combinations(texts, 2):
+        overlap_x = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+        overlap_y = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+        assert overlap_x <= 1 or overlap_y <= 1, (a, b)
+
+
+@pytest.mark.parametrize("person", [0, 1])
+def test_the_guides_layout_holds_with_many_plans_and_actions(person):
+    frame = many_plans()
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    TargetProbabilityDisplay.from_explanations(
+        frame, person, initial_proba=0.02, ax=axes[0]
+    )
+    ProbabilityByStepDisplay.from_explanations(frame, n_boot=50, ax=axes[1])
+    ActionFlowDisplay.from_explanations(frame, ax=axes[2])
+    assert_texts_hold(fig)
+    # the titles keep their lines (shortened, not wrapped)
+    assert [ax.get_title().count("\n") for ax in axes] == [0, 1, 1]
+    plt.close(fig)
+
+
+def test_the_guides_layout_holds_for_one_person(priced):
+    frame = many_plans()
+    fig, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    ParetoFrontDisplay.from_explanations(frame, 0, ax=axes[0])
+    TargetProbabilityDisplay.from_explanations(frame, 0, ax=axes[1])
+    RecourseSummaryDisplay.from_explanations(frame, ax=axes[2])
+    assert_texts_hold(fig)
+    plt.close(fig)
+
+
+def test_a_crowded_step_chart_labels_its_points_with_letters():
+    frame = many_plans()
+    _, axes = plt.subplots(1, 3, figsize=(18, 5), layout="constrained")
+    display = TargetProbabilityDisplay.from_explanations(frame, 0, ax=axes[0])
+    keys = {t.get_text() for t in display.texts_}
+    assert keys <= set("ABCDEFGH") and len(keys) == 8
+    legend = legend_texts(display.ax_)
+    assert "A  " + display.lines["actions"].iloc[0][0] in legend
+    # alone in a large figure, or asked to, the points carry the names
+    wide_display = TargetProbabilityDisplay.from_explanations(
+        frame, 0, ax=plt.subplots(figsize=(30, 14))[1]
+    )
+    assert {t.get_text() for t in wide_display.texts_} == set(MANY_ACTIONS)
+    named = TargetProbabilityDisplay.from_explanations(frame, 0, step_labels="names")
+    assert {t.get_text() for t in named.texts_} == set(MANY_ACTIONS)
+    plt.close("all")
+
+
+def test_sequence_lengths_have_clearly_different_colours():
+    from matplotlib.colors import rgb_to_hsv, to_rgb
+
+    from sklearn_cscf.plotting import _style
+
+    # hue families: no two lengths share one (two greens, say)
+    bounds = [(345, 35), (35, 70), (70, 170), (170, 200), (200, 255), (255, 300)]
+    bounds += [(300, 345)]
+
+    def family(color):
+        hue = rgb_to_hsv(to_rgb(color))[0] * 360
+        return next(
+            k
+            for k, (low, high) in enumerate(bounds)
+            if (low <= hue < high) or (low > high and (hue >= low or hue < high))
+        )
+
+    colours = [_style.length_color(n) for n in range(1, 7)]
+    assert len({family(c) for c in colours}) == len(colours)
+
+
+def crossing_leaders(display):
+    """The labels whose leader line crosses another plan's line."""
+    display.figure_.canvas.draw()
+
+    def side(a, b, c):
+        return (c[0] - a[0]) * (b[1] - a[1]) - (c[1] - a[1]) * (b[0] - a[0])
+
+    crossing = []
+    for label in display.texts_:
+        arrow = label.arrow_patch
+        if arrow is None or not arrow.get_visible():
+            continue
+        a, b = arrow.get_path().vertices[[0, -1]]
+        for line in display.lines_:
+            if line is label.line:
+                continue
+            xy = line.get_transform().transform(line.get_xydata())
+            if any(
+                side(p, q, a) * side(p, q, b) < 0 and side(a, b, p) * side(a, b, q) < 0
+                for p, q in zip(xy[:-1], xy[1:])
+            ):
+                crossing.append(label.get_text())
+                break
+    return crossing
+
+
+@pytest.mark.parametrize("size", [(8, 4.5), (6, 4)])
+def test_leader_lines_keep_off_other_plans_lines(crowded, size):
+    _, ax = plt.subplots(figsize=size, layout="constrained")
+    display = TargetProbabilityDisplay.from_explanations(
+        crowded, initial_proba=0.2, max_solutions=10, step_labels="names", ax=ax
+    )
+    leaders = [t for t in display.texts_ if t.arrow_patch.get_visible()]
+    # the ten plans start together: a few leaders in that knot cannot help
+    # crossing a neighbour; the others go round
+    assert len(crossing_leaders(display)) <= len(leaders) // 3
+    plt.close("all")
+
+
+def test_a_regressors_step_chart_draws_its_predictions_against_the_range(
+    explanations,
+):
+    frame = explanations.assign(
+        prediction=explanations["target_proba"] * 100,  # 40, 70, 55, ...
+        target_proba=np.nan,
+        target_class="[60, 100]",
+    )
+    display = TargetProbabilityDisplay.from_explanations(
+        frame, "a", initial_proba=12.5, dodge=0
+    )
+    ax = display.ax_
+    drawn = [line.get_ydata().tolist() for line in display.lines_]
+    expected = [[12.5, 40.0, 70.0], [12.5, 55.0], [12.5, 20.0, 45.0, 90.0]]
+    assert [pytest.approx(e) for e in expected] == drawn
+    band = display.threshold_line_.get_extents().transformed(ax.transData.inverted())
+    assert (band.y0, band.y1) == pytest.approx((60.0, 100.0))
+    assert "target range [60, 100]" in legend_texts(ax)
+    assert ax.get_ylabel() == "prediction after the step"
+    low, high = ax.get_ylim()
+    assert low < 12.5 and high > 100.0
+
+
+def test_many_actions_by_step_keep_their_intervals_plain():
+    display = ProbabilityByStepDisplay.from_explanations(many_plans(), n_boot=20)
+    assert len(display.errorbars_) == 8
+    for container in display.errorbars_.values():
+        join, _, bars = container.lines
+        assert join.get_linestyle() == ":" and join.get_linewidth() < 1
+        assert all(style[1] is None for style in bars[0].get_linestyle())
+    plt.close("all")

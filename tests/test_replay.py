@@ -620,7 +620,8 @@ def _kinds(module, suffix):
 def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
     from types import SimpleNamespace
 
-    from sklearn_cscf import Action, _spaces, actions
+    from sklearn_cscf import Action, _spaces
+    from sklearn_cscf._compiled_actions import CompiledAction
     from sklearn_cscf._replay._spaces import SPACE_KINDS, value_space
     from sklearn_cscf._replay._verdict import TARGET_KINDS, target_kind
     from sklearn_cscf._schema import FeatureSchema
@@ -656,7 +657,7 @@ def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
     ]
     seen = set()
     for action in defined:
-        compiled = actions.CompiledAction(action, schema)
+        compiled = CompiledAction(action, schema)
         kind = type(compiled.space).__name__
         categorical = bool(schema.is_categorical[compiled.feature])
         replayed = value_space(compiled.resolved(), categorical)

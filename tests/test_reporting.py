@@ -8,7 +8,7 @@ import pytest
 
 from sklearn_cscf import SequentialCounterfactualExplainer, describe, show
 from sklearn_cscf._frames import COLUMNS
-from sklearn_cscf._reporting import _cost, _value
+from sklearn_cscf._reporting import _cost, _number_pair, _precise, _value
 
 EDUCATION = pd.CategoricalDtype(["HS", "BSc", "MSc"], ordered=True)
 NUMBERS = {"age", "savings", "hours"}
@@ -319,10 +319,12 @@ def test_errors_for_bad_selections_and_companions():
         describe(frame, X=_x().head(3))
     with pytest.raises(TypeError, match="X must be the DataFrame"):
         describe(frame, X=_x().to_numpy())
-    with pytest.raises(ValueError, match="one probability per row"):
+    with pytest.raises(ValueError, match="one number per row"):
         describe(frame, X=_x(), initial_proba=np.full((4, 2), 0.5))
-    with pytest.raises(ValueError, match="follows the rows of X"):
-        describe(frame, initial_proba=[0.1, 0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match="follows the 4 instances of the frame"):
+        describe(frame, initial_proba=[0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="follows the 4 rows of X"):
+        describe(frame, X=_x(), initial_proba=[0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match="single number for 4 instances"):
         describe(frame, initial_proba=0.5)
     for bad in (-1, 1.5, "3", True):
@@ -356,3 +358,185 @@ def test_values_for_people(value, text):
 )
 def test_costs_for_people(value, text):
     assert _cost(value) == text
+
+
+@pytest.mark.parametrize(
+    "old, new, text",
+    [
+        (5.1, 2.9962, ("5.10", "3.00")),  # not "3": it is not 3
+        (5.1, 3.0, ("5.10", "3")),
+        (1200.0, 15000.5, ("1,200", "15,000.50")),
+        (0.251, 0.249, ("0.251", "0.249")),  # not "0.25 -> 0.25"
+        (10.001, 10.004, ("10.001", "10.004")),
+        (43834.52, 0.081, ("43,834.52", "0.08")),
+        (0.25, 0.31, ("0.25", "0.31")),
+    ],
+)
+def test_number_pairs_tell_the_change(old, new, text):
+    assert _number_pair(old, new) == text
+
+
+@pytest.mark.parametrize(
+    "value, text", [(0.25, "0.250"), (0.0, "0.000"), (0.00042, "0.00042")]
+)
+def test_gower_distance_of_a_real_change_is_not_zero(value, text):
+    assert _precise(value) == text
+    frame, _ = _frames()
+    frame["gower_distance"] = value
+    assert f"Gower distance {text}" in describe(frame, instance=7)
+
+
+def test_a_regressor_shows_its_prediction_after_every_step():
+    frame, _ = _frames()
+    ok = frame["status"] == "ok"
+    frame["prediction"] = frame["target_proba"] * 100 + 0.5  # 30.5, 80.5, ...
+    frame["target_proba"] = np.nan
+    frame["target_class"] = "[60, 100]"
+    text = describe(frame, instance=7, initial_proba={7: 12.25})
+    lines = text.splitlines()
+    assert lines[1].startswith("  prediction now 12.25, to reach [60, 100]; 3 ")
+    steps = [line for line in lines if line.startswith("      ")]
+    assert [line.split("prediction ")[1] for line in steps] == [
+        "30.50",
+        "80.50",
+        "60.50",
+    ]
+    assert ok.sum() == 5 and "P(" not in text
+
+
+def test_an_array_of_initial_probabilities_reads_alike_everywhere():
+    """One rule for describe and the plots: an array follows the rows of X,
+    or without X the frame's instances in order (explain keeps X's order)."""
+    from sklearn_cscf.plotting import TargetProbabilityDisplay
+
+    frame, _ = _frames()
+    in_order = [0.1, 0.2, 0.7, 0.05]  # instances 7, 3, 5, 9 as in the frame
+    expected = describe(frame, initial_proba=PROBA)
+    assert describe(frame, initial_proba=in_order) == expected
+    assert describe(frame, X=_x(), initial_proba=in_order).count("now 0.10") == 1
+    display = TargetProbabilityDisplay.from_explanations(
+        frame, 7, initial_proba=np.array(in_order)
+    )
+    assert display.initial_proba == 0.1
+    assert display.lines_[0].get_ydata()[0] == 0.1
+
+
+def _two_free_steps(discount=1.0, other_cost=None):
+    """Applicant 7 with one plan of two undiscounted steps on two features
+    (and, with ``other_cost``, its other order at that cost)."""
+    rows = _sequence(
+        [
+            _step(0, 0, 1, "change_hours", "hours", 40, 50, 1.0, 1.0, 0.3),
+            _step(0, 0, 2, "save_money", "savings", 1200, 5000, 2.0, discount, 0.8),
+        ],
+        gower=0.1,
+    )
+    if other_cost is not None:
+        rows += _sequence(
+            [
+                _step(1, 0, 1, "save_money", "savings", 1200, 5000, 2.0, 1.0, 0.4),
+                _step(
+                    1, 0, 2, "change_hours", "hours", 40, 50, other_cost - 2, 1.0, 0.8
+                ),
+            ],
+            gower=0.1,
+        )
+    frame = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
+    return frame.astype(
+        {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
+    )
+
+
+def test_a_plan_whose_order_does_not_matter_says_so():
+    text = describe(_two_free_steps(), target_name="approved")
+    lines = text.splitlines()
+    assert "2 step(s) in any order" in lines[1 + 1]
+    # no numbers that would read as a recommended order
+    assert lines[3].startswith("      -  change_hours")
+    assert lines[4].startswith("      -  save_money")
+    # the same when its other order is listed at the same cost
+    assert "in any order" in describe(_two_free_steps(other_cost=3.0))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        _two_free_steps(discount=0.5),  # the graph eased the second step
+        _two_free_steps(other_cost=4.0),  # the other order costs more
+    ],
+)
+def test_a_plan_whose_order_matters_is_numbered(frame):
+    text = describe(frame, instance=7)
+    assert "in any order" not in text
+    assert "      1. change_hours" in text
+
+
+def test_a_consequence_in_the_states_makes_the_order_matter():
+    frame = _two_free_steps()
+    x7 = {"age": 20, "education": "HS", "savings": 1200.0, "hours": 40}
+    path = [
+        (0, x7),
+        (1, {**x7, "hours": 50}),
+        (2, {**x7, "hours": 50, "savings": 5000.0}),
+    ]
+    states = pd.DataFrame(
+        [{"instance": 7, "solution": 0, "step": t, **x} for t, x in path]
+    ).astype({"solution": "Int64", "step": "Int64", "education": EDUCATION})
+    assert "in any order" in describe(frame, states)
+    aged = states.copy()
+    aged.loc[aged["step"] == 2, "age"] = 21  # saving made the applicant older
+    assert "in any order" not in describe(frame, aged)
+
+
+def test_without_a_graph_the_worked_example_takes_its_steps_in_any_order(
+    worked_model, worked_X, worked_actions, worked_graph
+):
+    person = worked_X.iloc[[0]]
+    texts = {}
+    for graph in (None, worked_graph):
+        explainer = SequentialCounterfactualExplainer(
+            worked_model,
+            actions=worked_actions,
+            feature_graph=graph,
+            population_size=40,
+            n_generations=10,
+            random_state=0,
+        ).fit(worked_X)
+        explanations, states = explainer.explain(person, return_states=True)
+        texts[graph is None] = describe(explanations, states, max_plans=None)
+    # constant costs, no consequences: every multi-step plan is order-free
+    free = [line for line in texts[True].splitlines() if "step(s)" in line]
+    assert any("3 step(s)" in line for line in free)
+    assert all(("in any order" in line) == ("1 step(s)" not in line) for line in free)
+    # the graph's discount makes the order of the three steps matter
+    assert "3 step(s) in any order" not in texts[False]
+    assert "      1. a2_education" in texts[False]
+
+
+def test_a_plan_says_which_class_it_reaches_when_several_would_do():
+    frame, _ = _frames()
+    frame["target_class"] = "not rejected"
+    ok = frame["status"] == "ok"
+    frame["reached_class"] = pd.array(
+        np.where((frame["solution"] == 1).fillna(False), "waitlisted", "approved"),
+        dtype="string",
+    )
+    frame.loc[~ok, "reached_class"] = pd.NA
+    lines = describe(frame, instance=7).splitlines()
+    headers = [line for line in lines if line.startswith("  #")]
+    assert ", reaches approved" in headers[0] and ", reaches waitlisted" in headers[1]
+    # a binary target names the class itself: nothing to add
+    frame["reached_class"] = frame["target_class"] = "approved"
+    assert "reaches" not in describe(frame, instance=7)
+
+
+def test_messages_show_plain_labels_not_numpy_scalars():
+    from sklearn_cscf.plotting import TargetProbabilityDisplay
+
+    frame, _ = _frames()
+    with pytest.raises(ValueError, match=r"instance 460 is not in") as caught:
+        show(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)
+    with pytest.raises(ValueError) as caught:
+        TargetProbabilityDisplay.from_explanations(frame, instance=np.int64(460))
+    assert "np.int64" not in str(caught.value)

@@ -8,6 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_cscf import Action
+from sklearn_cscf._compiled_actions import CompiledAction
+from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._objectives import affect_matrix, gower_distance, tweak_counts
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import (
@@ -17,8 +19,6 @@ from sklearn_cscf._search import (
     select_elites,
 )
 from sklearn_cscf._simulation import simulate
-from sklearn_cscf.actions import CompiledAction
-from sklearn_cscf.graph import CompiledGraph
 
 
 # ---------------------------------------------------------------------- #

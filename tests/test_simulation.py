@@ -7,11 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_cscf import Action, FeatureGraph
+from sklearn_cscf._compiled_actions import CompiledAction
+from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._decoding import decode_order
 from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._simulation import schedule, simulate
-from sklearn_cscf.actions import CompiledAction
-from sklearn_cscf.graph import CompiledGraph
 
 LEVELS = ["none", "hs", "bsc", "msc"]
 

@@ -109,7 +109,8 @@ def test_warnings_name_rows_as_plain_numbers(explained):
 def test_a_numeric_step_reads_at_its_scale():
     # a refined repayment ends just above 0: no spurious digits
     assert _number_pair(43_834.52, 0.081) == ("43,834.52", "0.08")
-    assert _number_pair(100.0, 0.001) == ("100", "0")
+    # ... but not as 0 (it is not 0): two decimals, as for 2.9962 -> 3.00
+    assert _number_pair(100.0, 0.001) == ("100", "0.00")
     assert _number_pair(1_200.0, 15_000.5) == ("1,200", "15,000.50")
     assert _number_pair(18.0, 24.0) == ("18", "24")
     # below 1 the digits that matter stay

@@ -287,7 +287,7 @@ def test_plausibility_is_the_distance_to_accepted_real_rows(line):
 def test_training_rows_are_kept_only_with_plausibility(line):
     X, model, actions = line
     plain = SequentialCounterfactualExplainer(model, actions=actions, **SMALL).fit(X)
-    assert plain._reference is None  # a pickle of it holds no training rows
+    assert plain._fitted.reference is None  # a pickle of it holds no training rows
     rows = X[model.predict(X) == 0].iloc[:1]
     with pytest.raises(ValueError, match="plausibility was turned on after fit"):
         plain.set_params(plausibility=True).explain(rows)

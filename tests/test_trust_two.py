@@ -394,7 +394,7 @@ def test_a_deterministic_model_is_not_asked_again(logistic, line_data):
     explainer = SequentialCounterfactualExplainer(
         logistic, actions=[earn(), repay()], **SMALL
     ).fit(X)
-    assert explainer._model_varies is False
+    assert explainer._fitted.varies is False
 
 
 # ---------------------------------------------------------------------- #

@@ -13,8 +13,8 @@ from sklearn_cscf import (
     SequentialCounterfactualExplainer,
     dask_worker_environment,
 )
+from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._engine import Block
-from sklearn_cscf._model import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._workspace import Workspace
 
 SMALL = {"population_size": 30, "n_generations": 6, "random_state": 0}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sklearn_cscf._replay._util import _float, _fmt, _missing
+from sklearn_cscf._replay._util import as_float, is_missing, show_value
 
 
 @dataclass
@@ -39,7 +39,7 @@ def check_sequence(defs, records, steps, x0):
     for record in taken:
         step = record.pop("reported")
         # the score after the step: a probability, or a regressor's output
-        record["reported_score"] = _float(
+        record["reported_score"] = as_float(
             getattr(step, "prediction", np.nan)
             if defs.classes is None
             else step.target_proba
@@ -71,7 +71,9 @@ def _flags(defs, record, step, totals):
     if not record["postcondition"]:
         problems.append("postcondition fails")
     if not (np.isfinite(record["effort"]) and record["effort"] >= 0):
-        problems.append(f"effort {_fmt(record['effort'])} is not a finite number >= 0")
+        problems.append(
+            f"effort {show_value(record['effort'])} is not a finite number >= 0"
+        )
     return problems
 
 
@@ -80,7 +82,7 @@ def _old_value(defs, record, step, totals):
     old = (
         defs.label(name, step.old_value)
         if defs.categorical[name]
-        else (np.nan if _missing(step.old_number) else float(step.old_number))
+        else (np.nan if is_missing(step.old_number) else float(step.old_number))
     )
     if defs.same(name, old, record["old_value"]):
         return []
@@ -93,15 +95,15 @@ def _costs(defs, record, step, totals):
         *differs(defs, "effort", step.effort, record["effort"]),
         *differs(defs, "discount", step.discount, record["discount"]),
     ]
-    reported_cost = _float(step.cost)
+    reported_cost = as_float(step.cost)
     problems += differs(
         defs, "cost", reported_cost, record["cost"], how="replayed effort x discount"
     )
-    product = _float(step.effort) * _float(step.discount)
+    product = as_float(step.effort) * as_float(step.discount)
     if not defs.close(reported_cost, product):
         problems.append(
-            f"cost: reported {_fmt(reported_cost)} is not the reported "
-            f"effort x discount {_fmt(product)}"
+            f"cost: reported {show_value(reported_cost)} is not the reported "
+            f"effort x discount {show_value(product)}"
         )
     return problems
 
@@ -125,7 +127,7 @@ def _sequence(defs, record, step, totals):
         )
     if hasattr(step, "gower_distance"):
         problems += differs(defs, "gower_distance", step.gower_distance, totals.gower)
-    if _missing(step.length) or int(step.length) != totals.length:
+    if is_missing(step.length) or int(step.length) != totals.length:
         problems.append(f"length: reported {step.length!r}, {totals.length} step(s)")
     return problems
 
@@ -136,10 +138,10 @@ STEP_CHECKS = (_flags, _old_value, _costs, _sequence)
 
 def differs(defs, column, reported, replayed, how="replayed"):
     """``[problem]`` when the reported number is not the replayed one."""
-    reported = _float(reported)
+    reported = as_float(reported)
     if defs.close(reported, replayed):
         return []
-    return [f"{column}: reported {_fmt(reported)}, {how} {_fmt(replayed)}"]
+    return [f"{column}: reported {show_value(reported)}, {how} {show_value(replayed)}"]
 
 
 def gower_distance(defs, x0, state):
@@ -147,8 +149,8 @@ def gower_distance(defs, x0, state):
     total = 0.0
     for name in defs.names:
         a, b = x0[name], state[name]
-        if _missing(a) or _missing(b):
-            total += float(_missing(a) != _missing(b))
+        if is_missing(a) or is_missing(b):
+            total += float(is_missing(a) != is_missing(b))
         elif defs.categorical[name]:
             total += float(not defs.same(name, a, b))
         else:

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._dataframes import restore_numbers
-from sklearn_cscf._replay._util import _missing
+from sklearn_cscf._replay._util import is_missing
 
 # the replay's own columns; the features of X follow them
 COLUMNS = (
@@ -90,9 +90,9 @@ def to_frame(defs, records):
 def _as_labels(values, classes):
     """Class labels in the dtype of ``classes``; other names (a set of
     classes) as text; missing ones (rows the model was not asked about) kept."""
-    known = [v for v in values if not _missing(v)]
+    known = [v for v in values if not is_missing(v)]
     if not all((classes == v).any() for v in known):
-        return pd.array([None if _missing(v) else str(v) for v in values], _TEXT)
+        return pd.array([None if is_missing(v) else str(v) for v in values], _TEXT)
     array = np.asarray(values, dtype=object)
     if len(known) == len(values):
         try:

@@ -21,7 +21,7 @@ from sklearn_cscf._dataframes import to_pandas
 from sklearn_cscf._frames import check_frame
 from sklearn_cscf._replay._frame import COLUMNS, to_frame
 from sklearn_cscf._replay._stepper import replay_instance
-from sklearn_cscf._replay._util import _missing
+from sklearn_cscf._replay._util import is_missing
 from sklearn_cscf._replay._values import Definitions
 from sklearn_cscf._replay._verdict import judge
 from sklearn_cscf._sklearn_compat import Interval, validate_params
@@ -255,7 +255,7 @@ def _state_lookup(states, defs):
     rows = states[defs.names].to_dict("records")
     lookup = {}
     for (label, solution, step), row in zip(keys, rows):
-        if _missing(solution) or _missing(step):
+        if is_missing(solution) or is_missing(step):
             continue
         lookup[(label, int(solution), int(step))] = row
     return lookup

@@ -4,7 +4,7 @@ own: a numeric range (on a grid or not), or a list of allowed values."""
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._replay._util import _missing
+from sklearn_cscf._replay._util import is_missing
 
 
 class Range:
@@ -15,7 +15,7 @@ class Range:
         self.scale = self.high - self.low if self.high > self.low else None
 
     def contains(self, value, context):
-        if _missing(value):
+        if is_missing(value):
             return False
         tol = context.tolerance(self.low, self.high)
         if not self.low - tol <= value <= self.high + tol:
@@ -28,7 +28,7 @@ class Range:
     def follows(self, direction, old, new, context):
         if direction == "any":
             return True
-        if _missing(old) or _missing(new):
+        if is_missing(old) or is_missing(new):
             return False
         tol = context.tolerance(old, new, self.low, self.high)
         if direction == "increase":  # the part [old, high]
@@ -51,7 +51,7 @@ class List:
 
     def position(self, value, context):
         """Index of ``value`` in the list, or None."""
-        if _missing(value):
+        if is_missing(value):
             return None
         for k, item in enumerate(self.values):
             if self.categorical and str(item) == str(value):
@@ -66,7 +66,7 @@ class List:
     def follows(self, direction, old, new, context):
         if direction == "any":
             return True
-        if _missing(old) or _missing(new):
+        if is_missing(old) or is_missing(new):
             return False
         if not self.categorical:  # strictly larger (smaller) numbers
             return new > old if direction == "increase" else new < old
@@ -87,5 +87,5 @@ def value_space(action, categorical):
 
 
 # replay's own value space for each kind the search compiles an action to
-# (sklearn_cscf.actions): a kind added there needs its replay here
+# (sklearn_cscf._compiled_actions): a kind added there needs its replay here
 SPACE_KINDS = {"RangeSpace": Range, "DiscreteSpace": List}

@@ -6,7 +6,7 @@ record per state."""
 import numpy as np
 
 from sklearn_cscf._replay._checks import check_sequence, check_state
-from sklearn_cscf._replay._util import _missing, _one
+from sklearn_cscf._replay._util import is_missing, one_value
 from sklearn_cscf._status import STATUS_OK
 
 
@@ -15,7 +15,7 @@ def replay_instance(defs, label, rows, reported_states):
     position = defs.position(label)
     x0 = defs.start_state(position)
     statuses = rows["status"].astype(object).unique().tolist()
-    if any(_missing(status) for status in statuses):
+    if any(is_missing(status) for status in statuses):
         raise ValueError(f"Instance {label!r} has rows without a status.")
     if STATUS_OK in statuses and len(statuses) > 1:
         raise ValueError(
@@ -55,7 +55,7 @@ def reported_target(defs, label, rows):
         raise ValueError(
             f"Instance {label!r} has the target classes {values}; it needs exactly one."
         )
-    return None if _missing(values[0]) else values[0]
+    return None if is_missing(values[0]) else values[0]
 
 
 def start_record(defs, label, solution, status, x0, target):
@@ -74,7 +74,7 @@ def start_record(defs, label, solution, status, x0, target):
 def replay_sequence(defs, label, solution, steps, x0, target, reported_states):
     steps = steps.sort_values("step", kind="stable")
     numbers = steps["step"].tolist()
-    if any(_missing(t) for t in numbers) or [int(t) for t in numbers] != list(
+    if any(is_missing(t) for t in numbers) or [int(t) for t in numbers] != list(
         range(1, len(numbers) + 1)
     ):
         raise ValueError(
@@ -113,7 +113,7 @@ def replay_step(defs, label, step, before, taken):
     if categorical:
         new = defs.label(name, step.new_value)
     else:
-        new = np.nan if _missing(step.new_number) else float(step.new_number)
+        new = np.nan if is_missing(step.new_number) else float(step.new_number)
     problems = []
     if str(step.feature) != str(name):
         problems.append(f"feature: reported {step.feature!r}, the action sets {name!r}")
@@ -122,28 +122,30 @@ def replay_step(defs, label, step, before, taken):
     view_before = defs.view(before)
     # each effect sees the direct change and the effects before it
     for target, fn in (action.effects or {}).items():
-        value = _one(fn(view_before, defs.view(after)))
+        value = one_value(fn(view_before, defs.view(after)))
         after[target] = defs.raw(target, value)
     view_after = defs.view(after)
     effort = (
         default_effort(defs, action, before[name], after[name])
         if action.cost is None
-        else float(_one(action.cost(view_before, view_after)))
+        else float(one_value(action.cost(view_before, view_after)))
     )
     discount = (
         1.0
         if defs.graph is None
-        else float(_one(defs.graph.discount(action.affected_features, view_before)))
+        else float(
+            one_value(defs.graph.discount(action.affected_features, view_before))
+        )
     )
     pre = (
         True
         if action.precondition is None
-        else bool(_one(action.precondition(view_before)))
+        else bool(one_value(action.precondition(view_before)))
     )
     post = (
         True
         if action.postcondition is None
-        else bool(_one(action.postcondition(view_before, view_after)))
+        else bool(one_value(action.postcondition(view_before, view_after)))
     )
     space = defs.spaces[action.name]
     record = {

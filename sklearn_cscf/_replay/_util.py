@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 
-def _missing(value):
+def is_missing(value):
     if value is None or value is pd.NA:
         return True
     if isinstance(value, Real) and not isinstance(value, bool | np.bool_):
@@ -15,7 +15,7 @@ def _missing(value):
     return False
 
 
-def _one(value):
+def one_value(value):
     """The single value a user callable returned for one state."""
     if isinstance(value, pd.Series | pd.Index):
         value = value.to_numpy()
@@ -24,14 +24,14 @@ def _one(value):
     return element.item() if isinstance(element, np.generic) else element
 
 
-def _plain(value):
+def plain_value(value):
     """A NumPy scalar as the Python value it holds (for messages)."""
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _float(value):
-    return np.nan if _missing(value) else float(value)
+def as_float(value):
+    return np.nan if is_missing(value) else float(value)
 
 
-def _fmt(value):
+def show_value(value):
     return f"{value:.10g}"

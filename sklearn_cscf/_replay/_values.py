@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._replay._spaces import value_space
-from sklearn_cscf._replay._util import _missing
+from sklearn_cscf._replay._util import is_missing
 
 
 class Definitions:
@@ -62,11 +62,10 @@ class Definitions:
         # what to reach: classes (one, a set, "opposite"), or a regressor's range
         classes = explainer.classes_
         self.classes = None if classes is None else np.asarray(classes)
-        reach = explainer._what_to_reach()
-        self.target_class = reach["target_class"]
-        self.min_proba = reach["min_target_proba"]
-        self.target_range = reach["target_range"]
-        self.target_margin = reach["target_margin"] or 0.0
+        self.target_class = explainer.target_class
+        self.min_proba = explainer.min_target_proba
+        self.target_range = explainer.target_range
+        self.target_margin = explainer.target_margin or 0.0
 
     def start_state(self, position):
         """The raw values of row ``position`` of ``X``."""
@@ -78,7 +77,7 @@ class Definitions:
 
     def raw(self, name, value):
         """A value as the replay holds it: a float, or a label (NaN: missing)."""
-        if _missing(value):
+        if is_missing(value):
             return np.nan
         if self.categorical[name]:
             return value
@@ -86,7 +85,7 @@ class Definitions:
 
     def label(self, name, text):
         """The category of ``name`` written as ``text`` in the frame."""
-        if _missing(text):
+        if is_missing(text):
             return np.nan
         return self.by_text[name].get(str(text), text)
 
@@ -107,8 +106,8 @@ class Definitions:
 
     def same(self, name, a, b):
         """Whether two raw values of feature ``name`` are equal."""
-        if _missing(a) or _missing(b):
-            return _missing(a) and _missing(b)
+        if is_missing(a) or is_missing(b):
+            return is_missing(a) and is_missing(b)
         if self.categorical[name]:
             return str(a) == str(b)
         return self.close(float(a), float(b))
@@ -138,13 +137,13 @@ class Definitions:
             elif isinstance(dtype, pd.CategoricalDtype):
                 # labels the explainer does not know (a tampered frame) come last
                 known = self.categories[name]
-                unknown = {v for v in values if not _missing(v)} - set(known)
+                unknown = {v for v in values if not is_missing(v)} - set(known)
                 data[name] = pd.Categorical(
                     values,
                     categories=[*known, *sorted(unknown, key=str)],
                     ordered=dtype.ordered,
                 )
-            elif dtype.kind == "b" and not any(map(_missing, values)):
+            elif dtype.kind == "b" and not any(map(is_missing, values)):
                 data[name] = np.array(values, dtype=bool)
             elif isinstance(dtype, pd.api.extensions.ExtensionDtype):
                 data[name] = pd.array(values, dtype=dtype)

@@ -7,7 +7,7 @@ import pandas as pd
 
 from sklearn_cscf._dataframes import to_model_frame
 from sklearn_cscf._replay._checks import differs
-from sklearn_cscf._replay._util import _plain
+from sklearn_cscf._replay._util import plain_value
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
 
 
@@ -53,14 +53,14 @@ def target_kind(defs):
 
 def check_verdict(defs, record, name, score):
     status, problems = record["status"], record["problems"]
-    label = _plain(record["predicted"])
-    what = "the target" if defs.classes is None else f"the target {_plain(name)!r}"
+    label = plain_value(record["predicted"])
+    what = "the target" if defs.classes is None else f"the target {plain_value(name)!r}"
     if record["step"] == 0:
         reported = record["reported_target"]
         if name is not None and (reported is None or str(reported) != str(name)):
             problems.append(
-                f"target_class: reported {_plain(reported)!r}, expected "
-                f"{_plain(name)!r}"
+                f"target_class: reported {plain_value(reported)!r}, expected "
+                f"{plain_value(name)!r}"
             )
         if status == STATUS_ALREADY_TARGET and not record["accepted"]:
             problems.append(
@@ -104,7 +104,7 @@ def ask(defs, states):
     if not states:
         return [], None
     # the kind of frame the explainer was fitted on (polars: converted)
-    library = getattr(defs.explainer._schema, "model_frame", None)
+    library = defs.explainer.frame_library_
     data = to_model_frame(defs.model_input(states), library)
     estimator = defs.estimator
     proba = None

@@ -23,7 +23,7 @@ and a score's name as ``refit=``.
 
 A row *needs recourse* when its status is not ``"already_target"``; it is
 *solved* when its status is ``"ok"``. Any other status (``"no_counterfactual"``,
-``"error"``) is a row needing recourse without a sequence.
+``"unreachable"``, ``"error"``) is a row needing recourse without a sequence.
 """
 
 from sklearn_cscf.metrics._metrics import (

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import EXPLAIN, check_frame
+from sklearn_cscf._frames import EXPLAIN, check_frame, mean_jaccard_distance
 from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
 
@@ -46,7 +46,8 @@ def validity(explanations):
         The number of rows with status ``"ok"`` divided by the number of rows
         whose status is not ``"already_target"``, in ``[0, 1]``; 1.0 when no
         row needs recourse (there is nothing to fail). A row with any other
-        status (``"no_counterfactual"``, ``"error"``) counts as a failure.
+        status (``"no_counterfactual"``, ``"unreachable"``, ``"error"``) counts
+        as a failure.
 
     See Also
     --------
@@ -440,7 +441,7 @@ def _instances(explanations, columns=()):
         }
         rows["plans"] = pd.Series({c: len(s) for c, s in distinct.items()}, dtype=float)
         rows["jaccard"] = pd.Series(
-            {c: _mean_jaccard_distance(s) for c, s in distinct.items()}, dtype=float
+            {c: mean_jaccard_distance(s) for c, s in distinct.items()}, dtype=float
         )
     return rows
 
@@ -449,15 +450,6 @@ def _statuses(frame):
     """The status column as an array of text; a missing status is ``""``
     (a row needing recourse without a sequence)."""
     return frame["status"].astype("string").fillna("").to_numpy(dtype=object)
-
-
-def _mean_jaccard_distance(sets):
-    if len(sets) < 2:
-        return 0.0
-    distances = [
-        1.0 - len(a & b) / len(a | b) for i, a in enumerate(sets) for b in sets[i + 1 :]
-    ]
-    return float(np.mean(distances))
 
 
 def _validity(rows):

@@ -7,6 +7,7 @@ import pandas as pd
 
 from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
+from sklearn_cscf.plotting._base import Display
 
 _SOLUTIONS = StrOptions({"all", "cheapest"})
 _PARAMS = {
@@ -39,7 +40,7 @@ def _band_path(x0, x1, top0, bottom0, top1, bottom1):
     return Path(vertices, codes + [Path.CLOSEPOLY])
 
 
-class ActionFlowDisplay:
+class ActionFlowDisplay(Display):
     """Action flow by step position (the paper's Fig. 5).
 
     One column per step position, up to the longest sequence: a block per
@@ -80,7 +81,6 @@ class ActionFlowDisplay:
 
     See Also
     --------
-    plot_action_flow : The same figure, returning the axes.
     ProbabilityByStepDisplay : What each action does to the target probability.
 
     Examples
@@ -103,6 +103,9 @@ class ActionFlowDisplay:
     >>> len(display.bands_)  # study -> save, save -> end
     2
     """
+
+    hidden_spines = ("left", "right", "top")  # the blocks need no frame
+    title_room_left = False  # no tick labels on the left
 
     def __init__(self, sequences, *, colors, subtitle=None):
         self.sequences = sequences
@@ -202,7 +205,7 @@ class ActionFlowDisplay:
         """
         from matplotlib.patches import Patch, PathPatch, Rectangle
 
-        ax = _style.new_axes(ax, (9, 5))
+        ax = self._axes(ax, (9, 5))
         palette, end = self.colors, _data.END
         nodes, bands = _data.flows(self.sequences)
         totals = pd.Series(
@@ -273,87 +276,10 @@ class ActionFlowDisplay:
         ax.set_ylim(-gap, top + gap)
         ax.set_xticks(range(1, last + 1))
         ax.set_yticks([])
-        for side in ("left", "right", "top"):
-            ax.spines[side].set_visible(False)
         # the blocks carry their counts: the labels stay short, so that they
         # fit a narrow panel
         ax.set_xlabel("step position")
         title = "Actions by step position"
         if self.subtitle:
             title += "\n" + self.subtitle
-        title = _style.wrap(title, ax, room_left=False)
-        ax.set_title(title, fontsize="medium")
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_action_flow(
-    explanations, *, solutions="all", max_length=None, colors=None, ax=None
-):
-    """Plot which actions the sequences take at each step position (Fig. 5).
-
-    Across every instance of the frame, one column per step position, up to
-    the longest sequence: a block per action, as tall as the number of
-    sequences taking that action at that position, and a grey ``end`` block
-    for the sequences that stopped after the previous step. Bands join
-    position ``t`` to ``t + 1``, as wide as the number of sequences going
-    from one action to the next (or to ``end``), in the colour of the action
-    they leave. Each block is labelled with its count (placed, at every
-    draw, so that no two labels overlap); the legend names the actions, the
-    most frequent first, in the order of the blocks.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`; the
-        instances without a sequence are left out.
-    solutions : {"all", "cheapest"}, default="all"
-        Count every sequence of the frame (the paper's choice; a compacted
-        frame holds only the sequences it kept), or only the cheapest
-        sequence of each instance.
-    max_length : int, default=None
-        Count only the sequences with at most this many steps (the paper's
-        ``T <= 2`` panels).
-    colors : dict, default=None
-        ``{action: colour}``; by default :func:`action_colors` of the sorted
-        action names.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    ActionFlowDisplay : The same figure as a display, with its artists and
-        ``*_kw`` style options.
-    plot_probability_by_step : What each action does to the target probability.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_action_flow
-    >>> frame = pd.DataFrame({
-    ...     "instance": [1, 1, 2, 2, 2], "solution": [0, 0, 0, 1, 1],
-    ...     "step": [1, 2, 1, 1, 2],
-    ...     "action": ["study", "save", "save", "study", "save"],
-    ...     "status": ["ok"] * 5,
-    ... })
-    >>> ax = plot_action_flow(frame)
-    >>> sorted(t.get_text() for t in ax.texts)  # block sizes
-    ['1', '1', '2', '2']
-    """
-    display = ActionFlowDisplay.from_explanations(
-        explanations,
-        solutions=solutions,
-        max_length=max_length,
-        colors=colors,
-        ax=ax,
-    )
-    return display.ax_
+        return self._finish(ax, title)

@@ -2,12 +2,17 @@
 plain tables and arrays the figures draw (no matplotlib here)."""
 
 import numbers
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import check_frame, is_ok
+from sklearn_cscf._frames import (
+    check_frame,
+    check_steps,
+    initial_values,
+    is_ok,
+    sequences,
+)
 
 REQUIRED = {"instance", "solution", "step", "action", "status"}
 END = "end"  # the block of the sequences that stopped
@@ -32,34 +37,6 @@ def status_text(rows):
     return text
 
 
-def check_steps(ok):
-    """Every sequence whole: steps 1..length, each once."""
-    holes = ok[["solution", "step", "action"]].isna().any(axis=1).to_numpy()
-    if holes.any():
-        label = ok["instance"].iloc[int(np.argmax(holes))]
-        raise ValueError(
-            f"a row of instance {label!r} has status 'ok' but no solution, step "
-            "or action; pass the DataFrame returned by explain."
-        )
-    grouped = ok.groupby(["instance", "solution"], sort=False)
-    stats = grouped["step"].agg(["min", "max", "count", "nunique"])
-    broken = (
-        (stats["min"] != 1)
-        | (stats["max"] != stats["count"])
-        | (stats["nunique"] != stats["count"])
-    )
-    if "length" in ok.columns:  # a missing last step shows only here
-        broken |= (grouped["length"].first() != stats["count"]).fillna(False)
-    if broken.any():
-        label, solution = stats.index[broken.to_numpy()][0]
-        rows = ok[(ok["instance"] == label) & (ok["solution"] == solution)]
-        raise ValueError(
-            f"solution {solution} of instance {label!r} has the steps "
-            f"{sorted(rows['step'].tolist())}; each sequence needs its rows "
-            "for steps 1, 2, ..., length (do not drop step rows)."
-        )
-
-
 def ok_rows(explanations, columns=()):
     """Every ``status == "ok"`` row of the frame, for plots across instances."""
     check_explanations(explanations, columns)
@@ -78,6 +55,8 @@ def instance_steps(explanations, instance, columns=()):
     """The label and the ``status == "ok"`` rows of one instance, checked."""
     check_explanations(explanations, columns)
     instances = explanations["instance"].unique().tolist()
+    if isinstance(instance, np.generic):  # 460 in messages, not np.int64(460)
+        instance = instance.item()
     if instance is None:
         if len(instances) != 1:
             raise ValueError(
@@ -100,6 +79,15 @@ def instance_steps(explanations, instance, columns=()):
     return instance, ok
 
 
+def initial_lookup(initial_proba, frame, labels, bounded=True):
+    """``{instance: probability}`` for ``labels`` (every one), read by the
+    frame's one rule (:func:`~sklearn_cscf._frames.initial_values`); a
+    regressor's prediction (``bounded=False``) may be any number."""
+    order = frame["instance"].unique().tolist()
+    low, high = (0, 1) if bounded else (-np.inf, np.inf)
+    return initial_values(initial_proba, labels, order=order, low=low, high=high)
+
+
 def check_real(name, value, *, low=-np.inf, high=np.inf, allow_none=False):
     if value is None and allow_none:
         return None
@@ -116,8 +104,8 @@ def check_proba(rows, where):
     if missing.all():
         raise ValueError(
             f"target_proba is NaN for {where}: the model has no predict_proba, "
-            "so there is no target probability to plot (plot_pareto_front and "
-            "plot_action_flow need none)."
+            "so there is no target probability to plot (ParetoFrontDisplay and "
+            "ActionFlowDisplay need none)."
         )
     if missing.any():
         label = rows["instance"].iloc[int(np.argmax(missing))]
@@ -127,69 +115,9 @@ def check_proba(rows, where):
         )
 
 
-def initial_lookup(initial_proba, instances):
-    """``{instance: probability}`` from a number or a mapping, checked."""
-    if isinstance(initial_proba, pd.Series | Mapping):
-        lookup = {}
-        for label in instances:
-            if label not in initial_proba:
-                raise ValueError(
-                    f"initial_proba has no probability for instance {label!r}; "
-                    "index it by the instance labels, e.g. pd.Series("
-                    "model.predict_proba(X)[:, 1], index=X.index)."
-                )
-            lookup[label] = check_real(
-                f"initial_proba[{label!r}]", initial_proba[label], low=0, high=1
-            )
-        return lookup
-    if len(instances) != 1:
-        raise TypeError(
-            "initial_proba must map each instance label to its probability "
-            "(a Series indexed like X, or a dict) when several instances are "
-            f"plotted, got {type(initial_proba).__name__}."
-        )
-    return {instances[0]: check_real("initial_proba", initial_proba, low=0, high=1)}
-
-
 # ---------------------------------------------------------------------- #
 # Sequences
 # ---------------------------------------------------------------------- #
-def sequences(ok):
-    """One row per sequence: ``instance``, ``solution``, ``plan``, ``actions``
-    (a tuple in step order), ``length`` and ``cost``; by instance, then cost."""
-    ordered = ok.sort_values("step", kind="stable")
-    table = (
-        ordered.groupby(["instance", "solution"], sort=False)["action"]
-        .agg(lambda names: tuple(str(name) for name in names))
-        .rename("actions")
-        .reset_index()
-    )
-    table["length"] = table["actions"].map(len)
-    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
-    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
-    if "sequence_cost" in ok.columns:
-        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
-    else:  # solutions are numbered by ascending cost
-        table["cost"] = table["solution"].to_numpy(dtype=float)
-    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
-    table["_rank"] = table["instance"].map(rank)
-    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
-    table = table.drop(columns="_rank").reset_index(drop=True)
-    if "plan" in ok.columns and not ok["plan"].isna().any():
-        table["plan"] = (
-            firsts["plan"]
-            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
-            .to_numpy(dtype=int)
-        )
-    else:  # the frame's rule: the same set of actions, numbered by cost
-        plans = []
-        for _, group in table.groupby("instance", sort=False):
-            ids = {}
-            plans += [ids.setdefault(frozenset(a), len(ids)) for a in group["actions"]]
-        table["plan"] = plans
-    return table
-
-
 def scope(table, solutions, max_length=None):
     """What a plot across instances counts, in words."""
     n = table["instance"].nunique()
@@ -229,7 +157,7 @@ def flows(sequences):
     return nodes, bands
 
 
-def step_values(ok, table, measure, initial_proba):
+def step_values(frame, ok, table, measure, initial_proba):
     """The selected step rows with ``value``: the probability after the step,
     or its change over the step."""
     rows = ok.merge(table[["instance", "solution"]], on=["instance", "solution"])
@@ -243,7 +171,9 @@ def step_values(ok, table, measure, initial_proba):
                 "instance itself, for the change made by step 1: e.g. pd.Series("
                 "model.predict_proba(X)[:, 1], index=X.index)."
             )
-        lookup = initial_lookup(initial_proba, rows["instance"].unique().tolist())
+        lookup = initial_lookup(
+            initial_proba, frame, rows["instance"].unique().tolist()
+        )
         # the probability before each step: after the previous one, or now
         before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
         first = (rows["step"] == 1).to_numpy(dtype=bool)
@@ -359,15 +289,19 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
     return pd.DataFrame(out, columns=columns)
 
 
-def plan_lines(steps, sequences, max_solutions, all_orders):
+def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba"):
     """One row per line of the step chart: ``plan``, ``rank`` (of the plan
     among the shown), ``other`` (another order of the plan), ``cost``,
-    ``actions`` and ``proba`` (tuples, one entry per step)."""
+    ``actions`` and ``proba`` (tuples, one entry per step: the ``column``
+    after the step, the probability or a regressor's prediction)."""
     lines = shown_lines(sequences, max_solutions, all_orders)
-    check_proba(
-        pd.concat([steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]),
-        f"instance {steps['instance'].iloc[0]!r}",
-    )
+    if column == "target_proba":
+        check_proba(
+            pd.concat(
+                [steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]
+            ),
+            f"instance {steps['instance'].iloc[0]!r}",
+        )
     by_step = steps.set_index(["solution", "step"]).sort_index()
     out = []
     for rank, seq, other in lines:
@@ -379,7 +313,7 @@ def plan_lines(steps, sequences, max_solutions, all_orders):
                 bool(other),
                 float(seq["cost"]),
                 tuple(str(a) for a in rows["action"]),
-                tuple(rows["target_proba"].to_numpy(dtype=float).tolist()),
+                tuple(rows[column].to_numpy(dtype=float).tolist()),
             )
         )
     columns = ["plan", "rank", "other", "cost", "actions", "proba"]

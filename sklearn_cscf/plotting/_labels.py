@@ -64,16 +64,37 @@ def _inside(box, points):
 
 
 def _line_samples(lines, spacing):
-    """Points every ``spacing`` pixels along the drawn lines, in pixels."""
-    samples = []
-    for line in lines:
+    """Points every ``spacing`` pixels along the drawn lines, in pixels, and
+    the line (its position in ``lines``) of each."""
+    samples, owners = [], []
+    for k, line in enumerate(lines):
         xy = line.get_transform().transform(np.asarray(line.get_xydata(), float))
         xy = xy[np.isfinite(xy).all(axis=1)]
         for start, end in zip(xy[:-1], xy[1:]):
             n = max(int(np.hypot(*(end - start)) / spacing), 1)
             t = np.linspace(0.0, 1.0, n + 1)[:, None]
             samples.append(start + t * (end - start))
-    return np.concatenate(samples) if samples else np.zeros((0, 2))
+            owners.append(np.full(n + 1, k))
+    if not samples:
+        return np.zeros((0, 2)), np.zeros(0, dtype=int)
+    return np.concatenate(samples), np.concatenate(owners)
+
+
+def _crossings(anchor, box, pieces, near):
+    """How many line samples ``pieces`` lie on the leader from ``anchor`` to
+    the nearest point of ``box`` (within ``near`` pixels of it), leaving out
+    those at the anchor itself."""
+    if len(pieces) == 0:
+        return 0
+    end = np.clip(anchor, box[:2], box[2:])
+    span = end - anchor
+    length2 = float(span @ span)
+    if length2 == 0.0:
+        return 0
+    t = np.clip((pieces - anchor) @ span / length2, 0.0, 1.0)
+    gap = np.hypot(*(anchor + t[:, None] * span - pieces).T)
+    away = np.hypot(*(pieces - anchor).T) > 3 * near
+    return int(((gap <= near) & away).sum())
 
 
 @functools.cache
@@ -123,7 +144,7 @@ def _layout_class():
                     for (x, y), r in zip(points, self.sizes)
                 ]
             ).reshape(-1, 4)
-            pieces = _line_samples(self.lines, 3.0 * pixels)
+            pieces, owners = _line_samples(self.lines, 3.0 * pixels)
             placed = np.zeros((0, 4))
             pad = self.pad * pixels
             for label in self.labels:
@@ -134,6 +155,11 @@ def _layout_class():
                 extent = Text.get_window_extent(label, renderer)
                 width, height = extent.width + 2 * pad, extent.height + 2 * pad
                 x, y = ax.transData.transform(label.xy)
+                # the lines of other plans, which a leader should not cross
+                own = getattr(label, "line", None)
+                others = pieces
+                if own is not None and own in self.lines:
+                    others = pieces[owners != self.lines.index(own)]
                 best, best_score = None, np.inf
                 for dx, dy, ha, va, radius in self.candidates:
                     box = _box(x + dx * pixels, y + dy * pixels, width, height, ha, va)
@@ -154,10 +180,16 @@ def _layout_class():
                         and box[3] <= frame[3]
                     ):
                         outside = width * height - _overlap(box, frame[None])[0]
+                    crossed = 0
+                    if own is not None and radius > self.candidates[0][4] + 1:
+                        crossed = _crossings(
+                            np.array([x, y]), box, others, 1.5 * pixels
+                        )
                     score = (
                         1e6 * clash
                         + 1e3 * outside
                         + 50.0 * (_overlap(box, markers) > 0).sum()
+                        + 150.0 * crossed
                         + 2.0 * _inside(box, pieces)
                         + 0.2 * radius
                     )

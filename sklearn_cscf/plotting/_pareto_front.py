@@ -7,6 +7,7 @@ import pandas as pd
 
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
+from sklearn_cscf.plotting._base import Display
 
 # short lines: the labels fit a short panel of a grid
 _GOWER_LABEL = (
@@ -32,7 +33,7 @@ _PARAMS = {
 _KW = {name: [dict, None] for name in ("scatter_kw", "text_kw", "legend_kw")}
 
 
-class ParetoFrontDisplay:
+class ParetoFrontDisplay(Display):
     """One instance's Pareto-optimal sequences by cost and Gower distance.
 
     One point per sequence: its sequence cost and the Gower distance between
@@ -77,7 +78,6 @@ class ParetoFrontDisplay:
 
     See Also
     --------
-    plot_pareto_front : The same figure, returning the axes.
     TargetProbabilityDisplay : The target probability along the plans.
     sklearn_cscf.choose_plan : Choose one sequence per instance, to highlight.
 
@@ -196,7 +196,7 @@ class ParetoFrontDisplay:
         """
         from matplotlib.lines import Line2D
 
-        ax = _style.new_axes(ax, (8, 4.5))
+        ax = self._axes(ax, (8, 4.5))
         points = self.points
         values = points[["cost", "y"]].to_numpy(dtype=float)
         self.scatters_, self.texts_, self.ring_ = {}, [], None
@@ -282,98 +282,4 @@ class ParetoFrontDisplay:
         ax.set_ylabel(_Y_LABELS[self.y])
         style = {"fontsize": "small", "title": "length", **_style.LEGEND}
         self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
-        if self.title:
-            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_pareto_front(
-    explanations,
-    instance=None,
-    *,
-    y="gower_distance",
-    highlight=None,
-    ax=None,
-    subject="Instance",
-):
-    """Plot an instance's Pareto-optimal sequences by cost and Gower distance.
-
-    One point per sequence: its sequence cost and the Gower distance between
-    the instance and the sequence's final state (0 when nothing changed, 1
-    when every feature changed as much as it can: the mean over the features
-    of ``|change| / range`` for numbers, 0 or 1 for categories), or, with
-    ``y="target_proba"``, the probability of the target class after its last
-    step (how far past the decision threshold the sequence ends). The colour
-    gives the number of steps (a discrete legend; the same colour for the
-    same length in every figure). Each point is labelled with its plan
-    number (``#k`` is ``plan`` ``k - 1``; ``(n orders)`` when several orders
-    of the plan land on the same point); other orders of a plan than its
-    cheapest are hollow. Labels are placed (at every draw) so that none
-    overlaps another. With ``highlight``, a red ring marks the chosen
-    sequence, whose label is red and bold. The search also minimises the
-    tweak count of each feature, which is not drawn: when a point looks
-    dominated on the two drawn axes, the legend says so.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, full
-        or compacted.
-    instance : object, default=None
-        The ``instance`` label to plot; may be omitted when the frame holds a
-        single instance.
-    y : {"gower_distance", "target_proba"}, default="gower_distance"
-        The vertical axis: the Gower distance, or the probability of the
-        target class after the last step (to show a choice that weighs it).
-    highlight : DataFrame or int, default=None
-        The sequence to mark: the frame returned by
-        :func:`~sklearn_cscf.choose_plan` (its sequence for this instance),
-        or a ``solution`` number of the instance.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-    subject : str, default="Instance"
-        The word naming the instance in the title (``"Person"``,
-        ``"Applicant"``).
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    ParetoFrontDisplay : The same figure as a display, with its artists and
-        ``*_kw`` style options.
-    plot_target_probability : The target probability along the plans.
-    sklearn_cscf.choose_plan : Choose one sequence per instance, to highlight.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_pareto_front
-    >>> frame = pd.DataFrame({
-    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
-    ...     "action": ["study", "save", "move"], "sequence_cost": [2.0, 2.0, 3.0],
-    ...     "gower_distance": [0.2, 0.2, 0.1], "length": [2, 2, 1],
-    ...     "status": ["ok"] * 3,
-    ... })
-    >>> ax = plot_pareto_front(frame)
-    >>> [c.get_offsets().tolist() for c in ax.collections]  # by length
-    [[[3.0, 0.1]], [[2.0, 0.2]]]
-    >>> sorted(t.get_text() for t in ax.texts)
-    ['#1', '#2']
-    >>> from sklearn_cscf import choose_plan
-    >>> chosen = choose_plan(frame)  # the knee: of two points, the cheaper
-    >>> ax = plot_pareto_front(frame, highlight=chosen)
-    >>> ax.collections[-1].get_offsets().tolist()  # the ring
-    [[2.0, 0.2]]
-    """
-    display = ParetoFrontDisplay.from_explanations(
-        explanations, instance, y=y, highlight=highlight, subject=subject, ax=ax
-    )
-    return display.ax_
+        return self._finish(ax, self.title)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _style
+from sklearn_cscf.plotting._base import Display
 
 _STATISTICS = {"mean": np.mean, "median": np.median}
 _PARAMS = {
@@ -15,7 +16,7 @@ _PARAMS = {
     "measure": [StrOptions({"level", "change"})],
     "statistic": [StrOptions(set(_STATISTICS))],
     "solutions": [StrOptions({"all", "cheapest"})],
-    "initial_proba": [pd.Series, Mapping, Real, None],
+    "initial_proba": [pd.Series, Mapping, Real, "array-like", None],
     "n_boot": [Interval(Integral, 1, None, closed="left")],
     "confidence": [Interval(Real, 0, 1, closed="neither")],
     "random_state": [None, Integral, np.random.Generator],
@@ -28,7 +29,7 @@ _PARAMS = {
 _KW = {name: [dict, None] for name in ("errorbar_kw", "threshold_kw", "legend_kw")}
 
 
-class ProbabilityByStepDisplay:
+class ProbabilityByStepDisplay(Display):
     """Target probability by step position, per action (the paper's Fig. 6).
 
     For each action and each step position ``t`` where the action is taken:
@@ -77,7 +78,6 @@ class ProbabilityByStepDisplay:
 
     See Also
     --------
-    plot_probability_by_step : The same figure, returning the axes.
     ActionFlowDisplay : Which actions are taken at which step position.
 
     Examples
@@ -164,10 +164,11 @@ class ProbabilityByStepDisplay:
         solutions : {"all", "cheapest"}, default="all"
             Every sequence of the frame (the paper's choice), or only the
             cheapest sequence of each instance.
-        initial_proba : Series or dict, default=None
+        initial_proba : Series, dict or array-like, default=None
             The probability of the target class of each instance itself,
             indexed by the ``instance`` labels (``pd.Series(model.
-            predict_proba(X)[:, 1], index=X.index)``); needed by
+            predict_proba(X)[:, 1], index=X.index)``), or an array with one
+            per instance in the frame's order (the rows of ``X``); needed by
             ``measure="change"``.
         n_boot : int, default=1000
             Bootstrap resamples per point.
@@ -202,7 +203,7 @@ class ProbabilityByStepDisplay:
         rng = np.random.default_rng(random_state)
         ok = _data.ok_rows(explanations, {"target_proba"})
         table = _data.select(_data.sequences(ok), solutions)
-        rows = _data.step_values(ok, table, measure, initial_proba)
+        rows = _data.step_values(explanations, ok, table, measure, initial_proba)
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )
@@ -254,7 +255,7 @@ class ProbabilityByStepDisplay:
         display : ProbabilityByStepDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = _style.new_axes(ax, (9, 5))
+        ax = self._axes(ax, (9, 5))
         stats = self.statistics
         names = list(dict.fromkeys(stats["action"]))
         self.errorbars_, self.singles_, self.threshold_line_ = {}, [], None
@@ -275,6 +276,8 @@ class ProbabilityByStepDisplay:
                 "lw": 1.4,
                 "label": f"{name} ({taken} step{'s' if taken != 1 else ''})",
             }
+            if len(names) > 5:  # many actions: thin dotted joins, plain bars
+                style.update(lw=0.9, ls=":", elinewidth=1.2)
             self.errorbars_[name] = ax.errorbar(
                 x,
                 centre,
@@ -325,125 +328,5 @@ class ProbabilityByStepDisplay:
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
         if self.subtitle:
             subtitle = f"{self.subtitle}; {subtitle}"
-        ax.set_title(
-            _style.wrap(
-                f"Target probability by step, per action\n{subtitle}", ax, "medium"
-            ),
-            fontsize="medium",
-        )
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_probability_by_step(
-    explanations,
-    *,
-    measure="level",
-    statistic="mean",
-    solutions="all",
-    initial_proba=None,
-    n_boot=1000,
-    confidence=0.95,
-    random_state=0,
-    threshold=0.5,
-    colors=None,
-    dodge=0.08,
-    ax=None,
-    target_name=None,
-):
-    """Plot, per action, the target probability at each step position (Fig. 6).
-
-    Across every instance of the frame, for each action and each step
-    position ``t`` where the action is taken: the mean (or median) target
-    probability right after the step (``measure="level"``) or its change over
-    the step (``measure="change"``), with a percentile bootstrap confidence
-    interval. One line per action; the points of the actions are shifted
-    sideways a little (``dodge``) so that their intervals stay apart.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`; the
-        instances without a sequence are left out.
-    measure : {"level", "change"}, default="level"
-        The probability after the step (the paper's Fig. 6), or the change
-        over the step (which needs ``initial_proba`` for step 1).
-    statistic : {"mean", "median"}, default="mean"
-        The statistic shown and bootstrapped (the paper shows the median).
-    solutions : {"all", "cheapest"}, default="all"
-        Every sequence of the frame (the paper's choice), or only the
-        cheapest sequence of each instance.
-    initial_proba : Series or dict, default=None
-        The probability of the target class of each instance itself, indexed
-        by the ``instance`` labels (``pd.Series(model.predict_proba(X)[:, 1],
-        index=X.index)``); needed by ``measure="change"``.
-    n_boot : int, default=1000
-        Bootstrap resamples per point.
-    confidence : float, default=0.95
-        Coverage of the interval: the ``(1 - confidence) / 2`` and
-        ``(1 + confidence) / 2`` percentiles of the resampled statistic.
-    random_state : int, numpy Generator or None, default=0
-        Seed of the bootstrap (``numpy.random.default_rng``); the same seed
-        draws the same intervals.
-    threshold : float or None, default=0.5
-        With ``measure="level"``, a dashed line at this probability (the
-        decision threshold of a binary model); None hides it.
-    colors : dict, default=None
-        ``{action: colour}``; by default :func:`action_colors` of the sorted
-        action names.
-    dodge : float, default=0.08
-        Sideways shift between the actions' points, in steps.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-    target_name : str, default=None
-        The name of the target class, for the axis (``"P(>50K)"``); by
-        default the frame's ``target_class``.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    ProbabilityByStepDisplay : The same figure as a display, with its artists
-        and ``*_kw`` style options.
-    plot_action_flow : Which actions are taken at which step position.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_probability_by_step
-    >>> frame = pd.DataFrame({
-    ...     "instance": [1, 1, 2, 2, 2], "solution": [0, 0, 0, 1, 1],
-    ...     "step": [1, 2, 1, 1, 2],
-    ...     "action": ["study", "save", "save", "study", "save"],
-    ...     "target_proba": [0.3, 0.6, 0.7, 0.2, 0.8], "status": ["ok"] * 5,
-    ... })
-    >>> ax = plot_probability_by_step(frame, n_boot=200, dodge=0)
-    >>> [t.get_text() for t in ax.get_legend().get_texts()][:3]
-    ['decision threshold 0.5', 'save (3 steps)', 'study (2 steps)']
-    >>> save = ax.containers[0].lines[0]  # mean after "save" at steps 1 and 2
-    >>> save.get_xdata().tolist(), save.get_ydata().round(2).tolist()
-    ([1.0, 2.0], [0.7, 0.7])
-    """
-    display = ProbabilityByStepDisplay.from_explanations(
-        explanations,
-        measure=measure,
-        statistic=statistic,
-        solutions=solutions,
-        initial_proba=initial_proba,
-        n_boot=n_boot,
-        confidence=confidence,
-        random_state=random_state,
-        threshold=threshold,
-        colors=colors,
-        dodge=dodge,
-        target_name=target_name,
-        ax=ax,
-    )
-    return display.ax_
+        title = f"Target probability by step, per action\n{subtitle}"
+        return self._finish(ax, title)

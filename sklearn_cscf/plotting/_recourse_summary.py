@@ -7,6 +7,7 @@ import numpy as np
 from sklearn_cscf._frames import is_ok
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _style
+from sklearn_cscf.plotting._base import Display
 
 _PARAMS = {
     "explanations": "no_validation",  # checked by choose_plan, in its own words
@@ -21,7 +22,7 @@ _PARAMS = {
 _KW = {name: [dict, None] for name in ("bar_kw", "legend_kw")}
 
 
-class RecourseSummaryDisplay:
+class RecourseSummaryDisplay(Display):
     """How often each action appears in the people's chosen plans.
 
     The bar chart of :func:`~sklearn_cscf.summarize_recourse`, the aggregate
@@ -58,7 +59,6 @@ class RecourseSummaryDisplay:
 
     See Also
     --------
-    plot_recourse_summary : The same figure, returning the axes.
     sklearn_cscf.summarize_recourse : The same numbers, as a table.
 
     Examples
@@ -205,7 +205,7 @@ class RecourseSummaryDisplay:
         from matplotlib.ticker import MaxNLocator, PercentFormatter
 
         summary, palette = self.summary, self.colors
-        ax = _style.new_axes(ax, (9, 1.6 + 0.45 * len(summary)))
+        ax = self._axes(ax, (9, 1.6 + 0.45 * len(summary)))
         y = np.arange(len(summary))
         names = summary["action"].tolist()
         first = summary["share_first"].to_numpy(dtype=float)
@@ -235,8 +235,6 @@ class RecourseSummaryDisplay:
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.grid(axis="x", color="0.9", lw=0.8)
         ax.set_axisbelow(True)
-        for side in ("right", "top"):
-            ax.spines[side].set_visible(False)
         handles = [Patch(fc="0.35", ec="0.35", label="as the first step")]
         if (later > 0).any():
             handles.append(
@@ -257,100 +255,4 @@ class RecourseSummaryDisplay:
                 "whose plan takes the action",
             )
         )
-        if self.title:
-            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
-
-
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_recourse_summary(
-    explanations,
-    *,
-    method="knee",
-    objectives=None,
-    weights=None,
-    max_steps=None,
-    colors=None,
-    ax=None,
-):
-    """Plot how often each action appears in the people's chosen plans.
-
-    The bar chart of :func:`~sklearn_cscf.summarize_recourse`, the aggregate
-    counterpart of DiCE's feature importance: one bar per action, the most
-    used on top, as long as the share of the people with a chosen plan whose
-    plan takes it. The solid part counts the plans that start with the
-    action (the most common first steps), the light hatched part those that
-    take it later. Under each action's name: its number of people, their
-    share and the mean cost of its steps. The title says how the plans were
-    chosen and how many people have none.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, or
-        the one :func:`~sklearn_cscf.choose_plan` returned.
-    method : {"knee", "weighted", "cheapest"}, default="knee"
-        How to choose each person's plan, as in
-        :func:`~sklearn_cscf.choose_plan`.
-    objectives : list of str, default=None
-        The objectives of the knee, as in :func:`~sklearn_cscf.choose_plan`.
-    weights : dict, default=None
-        ``{objective: weight}`` for ``method="weighted"``, as in
-        :func:`~sklearn_cscf.choose_plan`.
-    max_steps : int, default=None
-        Choose among the sequences with at most this many steps.
-    colors : dict, default=None
-        ``{action: colour}``; by default :func:`action_colors` of the sorted
-        action names of the frame.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    RecourseSummaryDisplay : The same figure as a display, with its artists
-        and ``*_kw`` style options.
-    sklearn_cscf.summarize_recourse : The same numbers, as a table.
-    plot_action_flow : The step positions and transitions of the plans.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_recourse_summary
-    >>> chosen = pd.DataFrame({
-    ...     "instance": [1, 1, 2, 3, 3], "solution": [0, 0, 2, 1, 1],
-    ...     "step": [1, 2, 1, 1, 2],
-    ...     "action": ["study", "save", "save", "save", "move"],
-    ...     "feature": ["education", "savings", "savings", "savings", "city"],
-    ...     "effort": [2.0, 1.0, 3.0, 2.0, 1.0],
-    ...     "cost": [2.0, 0.5, 3.0, 2.0, 1.0],
-    ...     "sequence_cost": [2.5, 2.5, 3.0, 3.0, 3.0],
-    ...     "gower_distance": [0.2, 0.2, 0.1, 0.3, 0.3], "status": ["ok"] * 5,
-    ... })
-    >>> ax = plot_recourse_summary(chosen)
-    >>> for label in ax.get_yticklabels():  # the most used on top
-    ...     print(label.get_text().replace("\\n", ": "))
-    save: 3 people (100%), mean cost 1.83
-    study: 1 person (33%), mean cost 2.00
-    move: 1 person (33%), mean cost 1.00
-    >>> [round(float(p.get_width()), 2) for p in ax.patches[:3]]  # first steps
-    [0.67, 0.33, 0.0]
-    """
-    display = RecourseSummaryDisplay.from_explanations(
-        explanations,
-        method=method,
-        objectives=objectives,
-        weights=weights,
-        max_steps=max_steps,
-        colors=colors,
-        ax=ax,
-    )
-    return display.ax_
+        return self._finish(ax, self.title)

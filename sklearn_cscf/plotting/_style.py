@@ -10,9 +10,10 @@ CHOSEN_COLOR = "#d62728"
 CHOSEN_SIZE = 15.0  # diameter of the ring round the chosen sequence, in points
 # the legend sits outside the axes, so that it never covers a line or a label
 LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
-# one colour per sequence length, the same in every panel and figure (viridis
-# at fixed places: 1 step dark, longer lighter; beyond 6 steps the last)
-LENGTH_COLORS = ("#440154", "#31688e", "#26a269", "#8fd744", "#c9a400", "#e66100")
+# one colour per sequence length, the same in every panel and figure: hues
+# far apart (dark purple, blue, green, amber, vermilion, pink; no two greens),
+# from 1 step to 6 or more
+LENGTH_COLORS = ("#3d0c5a", "#2f6fb3", "#2a9d3a", "#e0a100", "#d55e00", "#cc79a7")
 # titles and axis labels wrap at most at this many characters, and sooner
 # over narrow axes (a panel of a 1 x 3 grid)
 WRAP = 80
@@ -56,37 +57,64 @@ def merged(defaults, kw, artist=None):
     return {**normalize_kwargs(defaults, kind), **normalize_kwargs(kw, kind)}
 
 
+def _room(ax, room_left):
+    """How many points of text fit across ``ax``: its width, less the part
+    of a legend outside on the right that a centred text would reach."""
+    points = ax.get_position().width * ax.figure.get_figwidth() * 72
+    legend = ax.get_legend()
+    renderer = getattr(ax.figure.canvas, "get_renderer", None)
+    if legend is not None and renderer is not None:
+        # the legend, outside on the right, narrows the axes once laid
+        # out; a centred title may reach over the tick labels on the
+        # left as far as over the legend on the right
+        extent = legend.get_window_extent(renderer())
+        points -= (0.5 if room_left else 1.0) * extent.width * 72 / ax.figure.dpi
+    return points
+
+
 def wrap(text, ax=None, fontsize="medium", width=WRAP, room_left=True):
     """Each line of ``text`` wrapped at ``width`` characters, or sooner: at
-    about as many as fit over ``ax`` (at least 16), so that a title over a
-    narrow panel of a grid is not cut off. A line too long breaks first
-    after its colon (``Person 7:`` above what is said of the person).
-    ``room_left=False``: the axes have nothing on their left (no tick
-    labels) over which a centred title could reach."""
+    about as many as fit over ``ax`` (at least 16), so that an axis label
+    of a narrow panel of a grid is not cut off. ``room_left=False``: the
+    axes have nothing on their left (no tick labels) over which centred
+    text could reach."""
     if ax is not None:
         from matplotlib.font_manager import FontProperties
 
-        points = ax.get_position().width * ax.figure.get_figwidth() * 72
-        legend = ax.get_legend()
-        renderer = getattr(ax.figure.canvas, "get_renderer", None)
-        if legend is not None and renderer is not None:
-            # the legend, outside on the right, narrows the axes once laid
-            # out; a centred title may reach over the tick labels on the
-            # left as far as over the legend on the right
-            extent = legend.get_window_extent(renderer())
-            points -= (0.5 if room_left else 1.0) * extent.width * 72 / ax.figure.dpi
         size = FontProperties(size=fontsize).get_size_in_points()
-        width = max(16, min(width, int(points / (0.55 * size))))
+        fits = int(_room(ax, room_left) / (0.55 * size))
+        width = max(16, min(width, fits))
+    return "\n".join(
+        textwrap.fill(line, width, break_on_hyphens=False) for line in text.split("\n")
+    )
+
+
+def fit(text, ax, fontsize="medium", room_left=True):
+    """Each line of a title shortened, with an ellipsis, to what fits over
+    ``ax`` (measured in the title's font): a title keeps its lines in a
+    narrow panel instead of wrapping onto many."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    font, measure = FontProperties(size=fontsize), TextToPath()
+    room = max(_room(ax, room_left), 8 * font.get_size_in_points())
+
+    def width(line):
+        return measure.get_text_width_height_descent(line, font, ismath=False)[0]
+
     lines = []
     for line in text.split("\n"):
-        head, colon, rest = line.partition(": ")
-        if len(line) > width and colon:
-            lines += [head + ":", rest]
-        else:
-            lines.append(line)
-    return "\n".join(
-        textwrap.fill(line, width, break_on_hyphens=False) for line in lines
-    )
+        if width(line) > room:
+            low, high = 0, len(line)  # the longest start that fits with "..."
+            while low < high:
+                mid = (low + high + 1) // 2
+                if width(line[:mid].rstrip() + "\u2026") <= room:
+                    low = mid
+                else:
+                    high = mid - 1
+            line = line[:low].rstrip() + "\u2026"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def length_color(length):

@@ -6,17 +6,20 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import Interval, validate_params
+from sklearn_cscf._frames import is_regression, target_range
+from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
+from sklearn_cscf.plotting._base import Display
 
 _PARAMS = {
     "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
-    "initial_proba": [Real, pd.Series, Mapping, None],
+    "initial_proba": [Real, pd.Series, Mapping, "array-like", None],
     "max_solutions": [Interval(Integral, 1, None, closed="left")],
     "all_orders": ["boolean"],
     "threshold": [Interval(Real, None, None, closed="neither"), None],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
+    "step_labels": [StrOptions({"auto", "names", "keys"})],
     "subject": [str],
     "target_name": [str, None],
     "ax": "no_validation",
@@ -26,7 +29,7 @@ _KW = {
 }
 
 
-class TargetProbabilityDisplay:
+class TargetProbabilityDisplay(Display):
     """The target probability along one instance's plans, step by step.
 
     One line per plan (its cheapest order, or every order), the cheapest
@@ -57,6 +60,10 @@ class TargetProbabilityDisplay:
         How the axis names the probability, e.g. ``"P(>50K)"``.
     title : str, default=None
         The title of the axes.
+    target_range : tuple of float, default=None
+        A regressor's range to reach, ``(low, high)``: the lines are its
+        predictions (``proba`` holds them), drawn against the range as a
+        band, with the axis fitted to them.
 
     Attributes
     ----------
@@ -73,7 +80,6 @@ class TargetProbabilityDisplay:
 
     See Also
     --------
-    plot_target_probability : The same figure, returning the axes.
     ParetoFrontDisplay : The sequences by cost and Gower distance.
 
     Examples
@@ -109,7 +115,9 @@ class TargetProbabilityDisplay:
         threshold=0.5,
         proba_name="target probability",
         title=None,
+        target_range=None,
     ):
+        self.target_range = target_range
         self.lines = lines
         self.initial_proba = initial_proba
         self.threshold = threshold
@@ -128,6 +136,7 @@ class TargetProbabilityDisplay:
         all_orders=False,
         threshold=0.5,
         dodge=0.08,
+        step_labels="auto",
         subject="Instance",
         target_name=None,
         ax=None,
@@ -147,10 +156,11 @@ class TargetProbabilityDisplay:
         instance : object, default=None
             The ``instance`` label to plot; may be omitted when the frame
             holds a single instance.
-        initial_proba : float, Series or dict, default=None
+        initial_proba : float, Series, dict or array-like, default=None
             The model's probability of the target class for the instance
-            itself, or a mapping from instance labels to it; if given, every
-            line starts from it at step 0 ("now").
+            itself, a mapping from instance labels to it, or an array with
+            one per instance in the frame's order (the rows of ``X``); if
+            given, every line starts from it at step 0 ("now").
         max_solutions : int, default=5
             Draw at most this many lines, the cheapest first.
         all_orders : bool, default=False
@@ -160,6 +170,11 @@ class TargetProbabilityDisplay:
             binary model); None hides it.
         dodge : float, default=0.08
             Sideways shift between the plans' points, in steps.
+        step_labels : {"auto", "names", "keys"}, default="auto"
+            How the points name their actions: ``"names"`` writes each
+            action's name, ``"keys"`` a letter that the legend explains
+            (``A  decrease_mean texture``), ``"auto"`` letters when the names
+            would crowd the axes (many plans and steps in a small panel).
         subject : str, default="Instance"
             The word naming the instance in the title (``"Person"``).
         target_name : str, default=None
@@ -179,22 +194,32 @@ class TargetProbabilityDisplay:
         instance, steps = _data.instance_steps(
             explanations, instance, {"target_proba", "sequence_cost"}
         )
+        regression = is_regression(steps)
         p0 = None
         if initial_proba is not None:
-            p0 = _data.initial_lookup(initial_proba, [instance])[instance]
+            p0 = _data.initial_lookup(
+                initial_proba, explanations, [instance], bounded=not regression
+            )[instance]
         sequences = _data.sequences(steps)
-        lines = _data.plan_lines(steps, sequences, max_solutions, all_orders)
+        column = "prediction" if regression else "target_proba"
+        lines = _data.plan_lines(steps, sequences, max_solutions, all_orders, column)
         shown = _data.shown_text(sequences["plan"].nunique(), lines["rank"].nunique())
+        if regression:
+            name = "prediction" if target_name is None else target_name
+        else:
+            name = _style.proba_name(steps, target_name)
         display = cls(
             lines,
             initial_proba=p0,
-            threshold=threshold,
-            proba_name=_style.proba_name(steps, target_name),
+            threshold=None if regression else threshold,
+            proba_name=name,
             title=f"{subject} {instance}: {shown}, step by step",
+            target_range=target_range(steps) if regression else None,
         )
         return display.plot(
             ax=ax,
             dodge=dodge,
+            step_labels=step_labels,
             line_kw=line_kw,
             text_kw=text_kw,
             threshold_kw=threshold_kw,
@@ -206,6 +231,7 @@ class TargetProbabilityDisplay:
         ax=None,
         *,
         dodge=0.08,
+        step_labels="auto",
         line_kw=None,
         text_kw=None,
         threshold_kw=None,
@@ -220,6 +246,9 @@ class TargetProbabilityDisplay:
         dodge : float, default=0.08
             Sideways shift between the plans' points, in steps; 0 draws
             every point at its whole step.
+        step_labels : {"auto", "names", "keys"}, default="auto"
+            Action names at the points, or letters explained in the legend;
+            ``"auto"``: letters when the names would crowd the axes.
         line_kw : dict, default=None
             Passed to :meth:`matplotlib.axes.Axes.plot` for each line.
         text_kw : dict, default=None
@@ -234,10 +263,11 @@ class TargetProbabilityDisplay:
         display : TargetProbabilityDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = _style.new_axes(ax, (8, 4.5))
+        ax = self._axes(ax, (8, 4.5))
         p0 = self.initial_proba
         first = 0 if p0 is not None else 1
         n = len(self.lines)
+        keys = _step_keys(self.lines, ax, step_labels, text_kw)
         self.lines_, self.texts_, self.start_, self.threshold_line_ = [], [], None, None
         points = []
         for i, line in enumerate(self.lines.itertuples(index=False)):
@@ -265,14 +295,14 @@ class TargetProbabilityDisplay:
             start = 1 if p0 is not None else 0
             for xi, yi, action in zip(x[start:], y[start:], line.actions):
                 points.append((xi, yi))
-                self.texts_.append(
-                    _labels.annotate(
-                        ax,
-                        action,
-                        (xi, yi),
-                        **_style.merged({"color": color}, text_kw, "text"),
-                    )
+                label = _labels.annotate(
+                    ax,
+                    keys.get(action, action),
+                    (xi, yi),
+                    **_style.merged({"color": color}, text_kw, "text"),
                 )
+                label.line = self.lines_[-1]  # its leader need not avoid it
+                self.texts_.append(label)
         if p0 is not None:
             (self.start_,) = ax.plot(
                 [0.0], [p0], "o", color="black", markersize=7, zorder=3
@@ -300,114 +330,63 @@ class TargetProbabilityDisplay:
         ax.set_xlim(
             min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3)
         )
-        ax.set_ylim(-0.03, 1.03)
+        if self.target_range is None:
+            ax.set_ylim(-0.03, 1.03)
+        else:  # a regressor: its predictions against the range to reach
+            ax.margins(y=0.08)
+            low, high = self.target_range
+            bottom, top = ax.get_ylim()
+            # the finite ends of the range in view, with a little room
+            span = top - bottom
+            if np.isfinite(low) and low < bottom:
+                bottom = low - 0.05 * span
+            if np.isfinite(high) and high > top:
+                top = high + 0.05 * span
+            self.threshold_line_ = ax.axhspan(
+                max(low, bottom),
+                min(high, top),
+                color=_style.THRESHOLD_COLOR,
+                alpha=0.12,
+                zorder=0,
+                label=f"target range [{low:g}, {high:g}]",
+            )
+            ax.set_ylim(bottom, top)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
         style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
-        self.legend_ = ax.legend(**_style.merged(style, legend_kw))
-        if self.title:
-            ax.set_title(_style.wrap(self.title, ax), fontsize="medium")
-        self.ax_, self.figure_ = ax, ax.figure
-        return self
+        handles, texts = ax.get_legend_handles_labels()
+        if keys:  # what each letter at the points stands for
+            from matplotlib.lines import Line2D
+
+            handles += [Line2D([], [], ls="", marker="") for _ in keys]
+            texts += [f"{key}  {name}" for name, key in keys.items()]
+            style["title"] = "plan; actions at the points"
+        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+        return self._finish(ax, self.title)
 
 
-@validate_params(_PARAMS, prefer_skip_nested_validation=True)
-def plot_target_probability(
-    explanations,
-    instance=None,
-    *,
-    initial_proba=None,
-    max_solutions=5,
-    all_orders=False,
-    threshold=0.5,
-    dodge=0.08,
-    ax=None,
-    subject="Instance",
-    target_name=None,
-):
-    """Plot the target probability along an instance's cheapest plans.
+def _step_keys(lines, ax, step_labels, text_kw):
+    """``{action: letter}`` when the points show letters, else ``{}``.
 
-    A step chart of one instance: one line per plan (its cheapest order, or
-    every order with ``all_orders=True``), the cheapest first, from step 0
-    (the instance itself, when ``initial_proba`` is given) through each of
-    its steps, each point labelled with the step's action. The legend names
-    each plan by its number (``#k`` is ``plan`` ``k - 1`` of the frame) and
-    its cost. A dashed line marks the decision threshold. Each plan has its
-    own marker and is shifted sideways a little (``dodge``), so that plans
-    taking the same step stay visible; the labels are placed (at every draw)
-    so that none overlaps another.
-
-    Parameters
-    ----------
-    explanations : DataFrame
-        The frame returned by
-        :meth:`~sklearn_cscf.SequentialCounterfactualExplainer.explain`, full
-        or compacted.
-    instance : object, default=None
-        The ``instance`` label to plot; may be omitted when the frame holds a
-        single instance.
-    initial_proba : float, Series or dict, default=None
-        The model's probability of the target class for the instance itself
-        (``predict_proba``), or a mapping from instance labels to it; if
-        given, every line starts from it at step 0 ("now").
-    max_solutions : int, default=5
-        Draw at most this many lines, the cheapest first.
-    all_orders : bool, default=False
-        Draw every order of a plan (dashed, with hollow markers, in the
-        plan's colour), not only its cheapest.
-    threshold : float or None, default=0.5
-        A dashed line at this probability (the decision threshold of a binary
-        model); None hides it.
-    dodge : float, default=0.08
-        Sideways shift between the plans' points, in steps; 0 draws every
-        point at its whole step.
-    ax : matplotlib Axes, default=None
-        Where to draw; a new figure's axes if None.
-    subject : str, default="Instance"
-        The word naming the instance in the title (``"Person"``,
-        ``"Applicant"``).
-    target_name : str, default=None
-        The name of the target class, for the axis (``"P(>50K)"``); by
-        default the frame's ``target_class``.
-
-    Returns
-    -------
-    ax : matplotlib.axes.Axes
-        The axes drawn into.
-
-    See Also
-    --------
-    TargetProbabilityDisplay : The same figure as a display, with its artists
-        and ``*_kw`` style options.
-    plot_pareto_front : The sequences by cost and Gower distance.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import pandas as pd
-    >>> from sklearn_cscf.plotting import plot_target_probability
-    >>> frame = pd.DataFrame({
-    ...     "instance": [7, 7, 7], "solution": [0, 0, 1], "step": [1, 2, 1],
-    ...     "action": ["study", "save", "move"], "target_proba": [0.3, 0.6, 0.55],
-    ...     "sequence_cost": [2.0, 2.0, 3.0], "status": ["ok"] * 3,
-    ... })
-    >>> ax = plot_target_probability(frame, initial_proba=0.1, dodge=0)
-    >>> [line.get_ydata().tolist() for line in ax.get_lines()[:2]]
-    [[0.1, 0.3, 0.6], [0.1, 0.55]]
-    >>> [t.get_text() for t in ax.get_legend().get_texts()]
-    ['#1 cost 2.00', '#2 cost 3.00', 'decision threshold 0.5']
+    ``"auto"`` shows letters when the names, at their font size, would
+    cover more than a sixth of the axes (each label with its padding).
     """
-    display = TargetProbabilityDisplay.from_explanations(
-        explanations,
-        instance,
-        initial_proba=initial_proba,
-        max_solutions=max_solutions,
-        all_orders=all_orders,
-        threshold=threshold,
-        dodge=dodge,
-        subject=subject,
-        target_name=target_name,
-        ax=ax,
-    )
-    return display.ax_
+    names = list(dict.fromkeys(a for actions in lines["actions"] for a in actions))
+    if step_labels == "names" or not names:
+        return {}
+    if step_labels == "auto":
+        from matplotlib.font_manager import FontProperties
+
+        size = FontProperties(size=(text_kw or {}).get("fontsize", "x-small"))
+        size = size.get_size_in_points()
+        count = sum(len(actions) for actions in lines["actions"])
+        mean = sum(len(a) for actions in lines["actions"] for a in actions) / count
+        area = count * (0.55 * size * mean + 4) * (1.4 * size + 4)
+        box = ax.get_position()
+        room = box.width * ax.figure.get_figwidth() * box.height
+        room *= ax.figure.get_figheight() * 72 * 72
+        if area <= room / 6:
+            return {}
+    letters = [chr(ord("A") + k) for k in range(26)]
+    letters += [f"{a}{b}" for a in letters for b in letters]
+    return dict(zip(names, letters))

@@ -1,0 +1,78 @@
+"""What every display shares: its axes and figure, its title and its spines;
+and the deprecated ``plot_*`` functions, one-line aliases of the displays."""
+
+import warnings
+
+from sklearn_cscf.plotting import _style
+
+# the release that removes the plot_* functions
+REMOVED_IN = "0.3"
+
+
+class Display:
+    """The base of the figures: ``from_explanations`` computes what a
+    display draws, ``plot`` draws it; this class owns what every ``plot``
+    does first and last."""
+
+    # the size of a new figure when no axes are given
+    figsize = (8, 4.5)
+    # the spines a display hides
+    hidden_spines = ("top", "right")
+    # whether a centred title may reach over the left of the axes (their
+    # tick labels), where it has room
+    title_room_left = True
+
+    def _axes(self, ax, figsize=None):
+        """``ax``, or the axes of a new figure with a constrained layout."""
+        return _style.new_axes(ax, figsize or self.figsize)
+
+    def _finish(self, ax, title=None):
+        """Hide the spines, fit the title over the axes, keep ``ax_`` and
+        ``figure_``; returns the display."""
+        for side in self.hidden_spines:
+            ax.spines[side].set_visible(False)
+        if title:
+            fitted = _style.fit(title, ax, room_left=self.title_room_left)
+            ax.set_title(fitted, fontsize="medium")
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+def deprecated_alias(display, name):
+    """``name``, a function that warns once per call and returns
+    ``display.from_explanations(*args, **kwargs).ax_``."""
+    target = f"{display.__name__}.from_explanations"
+    message = (
+        f"{name} is deprecated since 0.2 and will be removed in {REMOVED_IN}; "
+        f"use {target}(...) (its ax_ is the axes {name} returned)."
+    )
+
+    def alias(*args, **kwargs):
+        warnings.warn(message, FutureWarning, stacklevel=2)
+        return display.from_explanations(*args, **kwargs).ax_
+
+    alias.__name__ = alias.__qualname__ = name
+    alias.__module__ = "sklearn_cscf.plotting"
+    alias.__doc__ = f"""Deprecated: the axes of :meth:`{target}`.
+
+    .. deprecated:: 0.2
+        ``{name}`` will be removed in {REMOVED_IN}; use
+        :meth:`{target}`, whose ``ax_`` is the axes returned here.
+
+    Parameters
+    ----------
+    *args : tuple
+        Passed to :meth:`{target}`.
+    **kwargs : dict
+        Passed to :meth:`{target}`.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        The axes drawn into.
+
+    See Also
+    --------
+    {display.__name__} : The figure, with its artists and style options.
+    """
+    return alias
