@@ -32,7 +32,7 @@ from sklearn_cscf._objectives import (
     objective_slices,
 )
 from sklearn_cscf._reachability import mark_unreachable
-from sklearn_cscf._refine import refine
+from sklearn_cscf._refine import refine, refine_budget
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._search import BRKGA, Evaluation
 from sklearn_cscf._simulation import order_keys, simulate
@@ -55,6 +55,8 @@ class Problem:
     use_predict: bool = False  # decisions from predict, not the probabilities
     refine: bool = True
     recheck: bool = False  # the model's answers vary: ask afresh about plans
+    # the most states in one model call; None: population_size x block rows
+    max_model_rows: int | None = None
 
     @property
     def n_actions(self):
@@ -98,6 +100,10 @@ class Block:
         )
         self.start_discounts = problem.graph.discounts(self.x0)
         n = self.x0.shape[0]
+        # no model call larger than a generation of the whole block
+        self.max_model_rows = problem.max_model_rows or (
+            problem.settings.population_size * n
+        )
         self.memos = [AnswerMemo(self.model.width) for _ in range(n)]
         self.usage = [Usage() for _ in range(n)]
         # the search's work arrays, sized by the first (largest) generation
@@ -172,6 +178,7 @@ class Block:
             _groups(members.tolist(), counts),
             paths.final,
             work,
+            self.max_model_rows,
         )
         if work is None:
             starts, codes = self.x0[owner], self.targets[owner]
@@ -210,7 +217,7 @@ class Block:
         fronts = [search.result() for search in searches]
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
-            fronts, refined = refine(self, fronts)
+            fronts, refined = refine(self, fronts, refine_budget(self.usage))
         results = mark_unreachable(self, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
         elsewhere = time.perf_counter() - start - self.model.seconds
@@ -279,6 +286,7 @@ class Block:
                     self.usage,
                     _groups(members, counts),
                     paths.final,
+                    max_rows=self.max_model_rows,
                 )
                 accepted = problem.target.gap(fresh, self.targets[owner]) == 0
             if argmax:
@@ -286,9 +294,14 @@ class Block:
                 # agreed with predict on the training data; what is reported
                 # must also be what the model's own predict accepts
                 seconds = self.model.seconds
-                accepted &= problem.target.accepts(
-                    self.model.verify(paths.final), self.targets[owner]
+                step = self.max_model_rows
+                verified = np.concatenate(
+                    [
+                        self.model.verify(paths.final[start : start + step])
+                        for start in range(0, paths.final.shape[0], step)
+                    ]
                 )
+                accepted &= problem.target.accepts(verified, self.targets[owner])
                 self._charge(owner, self.model.seconds - seconds)
             if not accepted.all():
                 owner, keys = owner[accepted], keys[accepted]
@@ -311,6 +324,7 @@ class Block:
             self.usage,
             _groups(step_members.tolist(), step_counts),
             paths.states[taken],
+            max_rows=self.max_model_rows,
         )
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])

@@ -120,17 +120,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         With ``"auto"``: how many generations the cheapest plans must stay
         the same.
     refine : bool, default=True
-        After the search, pull every step of each final sequence back to the
-        cheapest value that still reaches the target (evenly spaced values
-        and the training values between the least change and the found one,
-        then bisection; every constraint checked); also try, for each row's
-        cheapest plans, one step pushed and the others pulled back, one more
-        step inserted first (an enabling step, e.g. one that crosses a
-        discount threshold), and every action alone; then keep the
-        Pareto-optimal sequences. This goes beyond the paper: random keys
-        only approach a range end or the model's decision threshold, and a
-        tree model accepts islands of values. ``False`` reports the search's
-        front as the paper does.
+        After the search, polish every plan of the front by a bounded local
+        search: each step pulled back to the cheapest value that still
+        reaches the target (training values tried, then bisection), other
+        orders, steps traded, an action inserted, dropped or swapped, two
+        steps moved together along the decision boundary, and every action
+        alone (see the user guide); at most three times the states the
+        search asked about. Beyond the paper, which ``False`` reproduces.
     plausibility : bool or int, default=False
         Beyond the paper: add an objective measuring how far the final state
         lies from real data that reaches the target, the mean Gower distance

@@ -210,8 +210,9 @@ class Usage:
     seconds: float = 0.0  # its share (by rows) of the calls' time
 
 
-def answer_batch(model, memos, usage, groups, states, work=None):
-    """Answers for ``states`` of several instances, in at most one model call.
+def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
+    """Answers for ``states`` of several instances, in at most one model call
+    (or one per ``max_rows`` distinct new states).
 
     Parameters
     ----------
@@ -227,6 +228,9 @@ def answer_batch(model, memos, usage, groups, states, work=None):
     work : Workspace, default=None
         Where the work arrays and the answers are kept (valid until the next
         call with it); ``None``: fresh arrays.
+    max_rows : int, default=None
+        The most states sent to the model in one call; more are sent in
+        successive calls of at most this many (``None``: one call).
 
     Returns
     -------
@@ -259,7 +263,7 @@ def answer_batch(model, memos, usage, groups, states, work=None):
     _, first, inverse = np.unique(hashes[novel], return_index=True, return_inverse=True)
     sent = novel[first]
     seconds = model.seconds
-    fresh = model.answer(states[sent])
+    fresh = _answer_in_chunks(model, states[sent], max_rows)
     seconds = model.seconds - seconds
     decision[novel] = fresh.decision[inverse]
     if output is not None:
@@ -285,6 +289,24 @@ def answer_batch(model, memos, usage, groups, states, work=None):
             record.n_rows += count
             record.seconds += seconds * count / sent.size
     return Answers(decision, output)
+
+
+def _answer_in_chunks(model, states, max_rows):
+    """The model's answers about ``states``, in calls of at most ``max_rows``
+    rows (``None``: one call). Answers do not depend on the chunks: the
+    probabilities are rounded (``PROBA_DECIMALS``)."""
+    n = states.shape[0]
+    if max_rows is None or n <= max_rows:
+        return model.answer(states)
+    parts = [
+        model.answer(states[start : start + max_rows])
+        for start in range(0, n, max_rows)
+    ]
+    outputs = [part.output for part in parts]
+    return Answers(
+        np.concatenate([part.decision for part in parts]),
+        None if outputs[0] is None else np.concatenate(outputs),
+    )
 
 
 # ---------------------------------------------------------------------- #

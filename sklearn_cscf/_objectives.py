@@ -17,6 +17,9 @@ import numpy as np
 
 from sklearn_cscf._workspace import Workspace
 
+# features changed by actions beyond which the tweak counts are one column
+MAX_TWEAK_COLUMNS = 32
+
 
 @dataclass(frozen=True)
 class Objective:
@@ -81,17 +84,28 @@ def objective_slices(objectives):
 
 def default_objectives(schema, actions, plausibility=None):
     """Eq. 3: sequence cost, Gower distance and the tweak count of each feature
-    some action changes; and, when given, a :class:`Plausibility`."""
+    some action changes; and, when given, a :class:`Plausibility`.
+
+    Beyond ``MAX_TWEAK_COLUMNS`` features changed by actions, the tweak counts
+    are aggregated into one column, the total number of feature changes (the
+    sum of the per-feature counts): non-dominated sorting compares every pair
+    of candidates on every objective, and one column per feature made wide
+    data (hundreds of features with actions) slow and then impossible.
+    """
     affects = affect_matrix(actions, schema.n_features)
     counted = np.flatnonzero(affects.any(axis=0))
     affects = affects[:, counted]
+    columns = tuple(f"tweaks[{schema.names[j]}]" for j in counted)
+    if counted.size > MAX_TWEAK_COLUMNS:
+        affects = affects.sum(axis=1, keepdims=True)
+        columns = ("tweaks[total]",)
     return [
         Objective("sequence_cost", _sequence_cost),
         Objective("gower_distance", partial(_gower_distance, schema=schema)),
         Objective(
             "tweak_counts",
             partial(_tweak_counts, affects=affects),
-            columns=tuple(f"tweaks[{schema.names[j]}]" for j in counted),
+            columns=columns,
         ),
         *([Objective("plausibility", plausibility)] if plausibility else []),
     ]

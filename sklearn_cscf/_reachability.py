@@ -143,7 +143,12 @@ def mark_unreachable(block, results):
             start_discounts=block.start_discounts[owner],
         )
         answers = answer_batch(
-            block.model, block.memos, block.usage, groups, paths.final
+            block.model,
+            block.memos,
+            block.usage,
+            groups,
+            paths.final,
+            max_rows=block.max_model_rows,
         )
     except Exception:
         # a callable or the model failing on an extreme value proves nothing:

@@ -1,33 +1,58 @@
-"""Refinement, beyond the paper: pull each final sequence back to the least
-change that still works.
+"""Refinement, beyond the paper: a bounded local search from the final fronts.
 
 Random keys only approach a boundary (a range end, a constraint, the model's
-decision threshold): the search stops a little short of the cheapest values.
-After the search, the steps of the final sequences are refined, for all
-sequences of a block together:
+decision threshold): the search stops a little short of the cheapest values,
+and may report a plan in a dearer order or with a dearer split of one change
+over several steps. After the search, each instance's sequences are polished
+by one local search with named neighbourhoods, a budget and a stopping rule,
+run in lock step over the instances of a block (each round of every stage is
+one model call for all instances and candidates; remembered states are
+answered by each instance's memo, the search's own):
 
-1. **Pull back.** Step by step, scan evenly spaced values from the one that
-   changes the feature least (the current value of an ``"increase"`` range,
-   the next level of an ordered list, ...) to the found one, take the first
-   for which the whole sequence is still valid (the model's decision is the
-   target and every constraint holds), and bisect between it and the value
-   before it: the nearest valid value, even where the model accepts only
-   islands of values.
-2. **Trade.** Pulling back one step at a time stops at the first point of the
-   decision boundary it meets; the cheapest point may lie elsewhere on it,
-   where one step does more and the others less. So each of an instance's
-   cheapest sequences is also tried with one step pushed as far as it stays
-   valid, the other steps then pulled back, and that step last.
-3. **Drop.** Finally each step is dropped where the sequence stays valid
-   without it and gets no more expensive.
+- **fit** (every plan of the front, and every action alone): each step in
+  turn is pulled back to its least valid value (the sequence stays valid: the
+  model's decision is the target and every constraint holds), which depends
+  on the steps before it. Evenly spaced values and the training values
+  between the least change and the current one are scanned, the cheapest
+  valid one kept and bisected toward the least change (the edge of an island
+  of acceptance, or of a discount step). Where no value up to the current one
+  is valid any more, the values beyond it are scanned the same way. A step
+  whose dropping keeps the sequence valid and no dearer is then dropped.
+- **orders**: every other order of a plan of up to ``ALL_ORDERS_UP_TO`` steps
+  (adjacent swaps beyond), its values re-fitted in the new order.
+- **joint values**: two steps moved at once along the decision boundary: one
+  step shrinks a share of its way to its least change, another is re-fitted
+  to make up for it (pulled back further, or pushed as far as needed). A
+  pattern search: the best improving pair of each sequence is kept, the
+  share halves when none improves (``JOINT_SHARES`` times at most). With a
+  feature graph, a step that sets a source is also tried just across the
+  largest steps of the discounts it gives later steps.
+- **trades**: one step pushed to the far end of its values (or a share of
+  the way), the others re-fitted, the pushed one last: a jump to another
+  corner of the boundary (a tree's boundary is a staircase).
+- **one action more or less**: a step dropped, an action the plan lacks
+  inserted at any position (at the far end of its values, re-fitted last, so
+  that it ends at the smallest value that still pays), an action swapped for
+  another on the same feature; each re-fitted.
 
-Every trial is simulated from scratch and judged by the model (one call per
-round for the whole block; remembered states are not asked again). The
-refined sequences join the originals and the front is filtered again for
-dominance and distinctness, so refinement never loses a found sequence that
-is still Pareto-optimal.
+The deeper neighbourhoods (orders, trades, more or less, then joint values
+from the cheapest plans with the new ones among them) start from
+each instance's ``DEEP_PLANS`` cheapest distinct plans, round after round,
+until a round finds nothing cheaper for that instance (at most
+``MAX_ROUNDS``). **Budget**: the states refinement asks about (remembered or
+not) for an instance are at most ``REFINE_SHARE`` times those its search
+asked about, and at least ``MIN_STATES``; a stage only starts the candidates
+whose estimated states still fit (cheapest plans first), so the work is
+bounded whatever the number of actions. All counts are per instance, so an
+instance's result never depends on the other members of its block.
+
+The refined sequences join the originals and the front is filtered again for
+dominance and distinctness: a sequence dominated after polishing leaves the
+front, and refinement never loses a found sequence that is still
+Pareto-optimal.
 """
 
+from itertools import permutations
 from typing import Protocol
 
 import numpy as np
@@ -41,20 +66,47 @@ MAX_BISECTIONS = 17
 KEY_TOLERANCE = 2.0**-17
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
+# a local move must save more than this share of the cost to be taken
+MOVE_TOLERANCE = 1e-6
 INACTIVE = 1.0  # an action key above 0.5 drops the action
-# each instance's cheapest plans whose cheapest sequence also tries trading
-# steps and inserting one
-TRADED_PER_INSTANCE = 3
-# where a pushed step is also tried, as a share of its way from the least change
-PART_WAY = (1 / 4, 1 / 16)
-# copies of a pushed step just across the largest discount steps, at most
-ACROSS_STEPS = 3
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
 # values scanned between the least change and the found one before bisecting
 SCAN_POINTS = 8
 # training values tried between them, at most
+# (each found plan's first fit: islands of acceptance around training values) ...
 SCAN_SUPPORT = 96
+# ... and in the deeper neighbourhoods
+DEEP_SCAN_SUPPORT = 96
+# copies of a step just across the largest discount steps, at most
+ACROSS_STEPS = 3
+# the budget: states asked by refinement, as a share of the search's ...
+REFINE_SHARE = 3.0
+# ... and at least this many per instance
+MIN_STATES = 4000
+# states a step's pull-back asks about, as estimated to admit candidates
+STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + MAX_BISECTIONS // 2
+# plans of up to this many steps are tried in every order
+ALL_ORDERS_UP_TO = 4
+# each instance's cheapest distinct plans that the deeper neighbourhoods polish
+DEEP_PLANS = 3
+# a traded step's shares of the way from its least change to its far end
+TRADE_SHARES = (1 / 4, 1 / 16)
+# the share of an instance's budget left that a round's orders, trades and
+# insertions may use (the joint moves get the rest)
+MORE_SHARE = 0.5
+# ... and of them and the new plans, that the joint moves polish
+JOINT_PLANS = 4
+# rounds of the deeper neighbourhoods, at most
+MAX_ROUNDS = 4
+# the joint move's first share of the way to the least change, and halvings
+JOINT_FIRST_SHARE = 0.5
+JOINT_SHARES = 5
+# an inserted step changes its feature by these shares of its value (a
+# list: of the way to its end), and keeps it while the others are re-fitted
+INSERT_SHARES = (1 / 32, 1 / 4)
+# rounds of the joint move, at most
+JOINT_ROUNDS = 24
 
 
 class Trials(Protocol):
@@ -72,7 +124,49 @@ class Trials(Protocol):
         the states not remembered; ``owner`` sorted)."""
 
 
-def refine(block, fronts):
+class _Budgeted:
+    """A :class:`Trials` that counts the states asked about per instance."""
+
+    def __init__(self, block, budget):
+        self.block = block
+        self.problem = block.problem
+        self.budget = np.asarray(budget, dtype=float)
+        self.spent = np.zeros(self.budget.shape[0])
+        self.support = SCAN_SUPPORT  # training values a pull-back scans
+
+    def simulate(self, owner, keys, record=False):
+        return self.block.simulate(owner, keys, record)
+
+    def judge(self, owner, keys):
+        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        return self.block.judge(owner, keys)
+
+    def left(self):
+        return self.budget - self.spent
+
+    def admit(self, owner, estimate):
+        """Which rows (sorted by owner, by priority within it) fit their
+        instance's budget left, with ``estimate`` states each."""
+        if owner.size == 0:
+            return np.zeros(0, dtype=bool)
+        estimate = np.broadcast_to(np.asarray(estimate, dtype=float), owner.shape)
+        total = np.cumsum(estimate)
+        starts = np.r_[0, np.flatnonzero(np.diff(owner)) + 1]
+        sizes = np.diff(np.r_[starts, owner.size])
+        before = np.repeat(total[starts] - estimate[starts], sizes)
+        return total - before <= self.left()[owner]
+
+
+def refine_budget(usage):
+    """The states each instance's refinement may ask about: ``REFINE_SHARE``
+    times those its search asked about (``usage``: each instance's
+    :class:`~sklearn_cscf._model.Usage` after the search), at least
+    ``MIN_STATES``."""
+    asked = np.array([record.n_asked for record in usage], dtype=float)
+    return np.maximum(REFINE_SHARE * asked, MIN_STATES)
+
+
+def refine(block, fronts, budget=None):
     """Refined fronts of a block, and how many sequences refinement improved.
 
     Parameters
@@ -82,6 +176,9 @@ def refine(block, fronts):
         ``simulate`` and ``judge`` are used).
     fronts : list of (keys, Evaluation)
         Each instance's final front.
+    budget : array-like of shape (n_instances,), default=None
+        The states each instance's refinement may ask about; ``None``:
+        ``MIN_STATES`` each.
 
     Returns
     -------
@@ -91,133 +188,525 @@ def refine(block, fronts):
         Sequences of each new front that are refined ones, cheaper than the
         cheapest sequence the search found.
     """
+    n = len(fronts)
+    if budget is None:
+        budget = np.full(n, MIN_STATES)
+    trials = _Budgeted(block, budget)
     problem = block.problem
     n_actions = problem.n_actions
-    cost = problem.slices["sequence_cost"].start
-    counts = [fronts[m][0].shape[0] for m in range(len(fronts))]
-    owner = np.repeat(np.arange(len(fronts)), counts)
-    found = np.vstack([keys for keys, _ in fronts])
+    cost_column = problem.slices["sequence_cost"].start
+    counts = [fronts[m][0].shape[0] for m in range(n)]
+    found_owner = np.repeat(np.arange(n), counts).astype(np.intp)
+    found = np.vstack([keys for keys, _ in fronts]).reshape(-1, 2 * n_actions)
     before = Evaluation.concatenate([evaluation for _, evaluation in fronts])
-    found_cost = before.F[:, cost]
-    # what a refined row must beat to count as improved: its instance's
-    # cheapest sequence found
-    least = np.full(len(fronts), np.inf)
-    np.minimum.at(least, owner, found_cost)
+    found_cost = before.F[:, cost_column]
+    least = np.full(n, np.inf)
+    np.minimum.at(least, found_owner, found_cost)
 
-    order, _ = decode_order(found, n_actions, problem.settings.max_sequence_length)
-    cheapest = _cheapest(owner, found_cost, order_keys(order), TRADED_PER_INSTANCE)
-    source, pushed = _trades(block, owner, found, cheapest)
-    inserted_source, inserted_keys, inserted_action = _insertions(
-        block, found, cheapest
-    )
-    single_owner, single_keys = _singles(block, len(fronts))
-    n_kept, n_inserted = source.shape[0], inserted_source.shape[0]
-    # an inserted step goes from its least change toward where it was
-    # placed, as far as the sequence stays valid
-    goal = np.full(n_kept + n_inserted + single_owner.size, np.nan)
-    goal[n_kept : n_kept + n_inserted] = inserted_keys[
-        np.arange(n_inserted), n_actions + inserted_action
-    ]
-    keys = np.vstack([found[source], inserted_keys, single_keys])
-    owner = np.concatenate([owner[source], owner[inserted_source], single_owner])
-    pushed = np.concatenate(
-        [pushed, np.zeros(n_inserted, np.intp), np.full(single_owner.size, -1)]
-    )
-    if keys.shape[0] == 0:
-        return fronts, np.zeros(len(fronts), dtype=np.intp)
-    by_owner = np.argsort(owner, kind="stable")  # rows of an instance together
-    owner, pushed = owner[by_owner], pushed[by_owner]
-    keys, goal = keys[by_owner], goal[by_owner]
-    # the order in which each row's steps are pulled back: a pushed step last
-    positions = np.tile(np.arange(n_actions), (keys.shape[0], 1))
-    traded = np.flatnonzero(pushed >= 0)
-    others = np.arange(n_actions - 1)[None, :]
-    positions[traded, :-1] = np.where(
-        others >= pushed[traded, None], others + 1, others
-    )
-    positions[traded, -1] = pushed[traded]
+    # every sequence found (cheapest first), then every action alone
+    single_owner, single_keys = _singles(block, n)
+    owner = np.concatenate([found_owner, single_owner])
+    keys = np.vstack([found, single_keys])
+    priority = np.concatenate([found_cost, np.full(single_owner.size, np.inf)])
+    by_owner = np.lexsort((priority, owner))
+    owner, keys = owner[by_owner], keys[by_owner].copy()
+    if owner.size == 0:
+        return fronts, np.zeros(n, dtype=np.intp)
+    owner, keys = _fitted(trials, owner, keys)
+    pool_owner, pool_keys, pool_cost = _judged(trials, owner, keys)
+    trials.support = DEEP_SCAN_SUPPORT
+    best = _least_per_owner(pool_owner, pool_cost, n)
+    active = np.isfinite(best)
+    pool = (pool_owner, pool_keys, pool_cost)
+    polished = {"more": set(), "joint": set()}
+    for _ in range(MAX_ROUNDS):
+        if not active.any():
+            break
+        # orders and one action more or less, from the cheapest plans; then
+        # joint values, from the cheapest plans with the new ones among them
+        for name, stages, count in (
+            ("more", (_orders, _trades, _more_or_less), DEEP_PLANS),
+            ("joint", (_joint,), JOINT_PLANS),
+        ):
+            base = _bases(*pool, active, polished[name], n_actions, count)
+            if base.size == 0:
+                continue
+            # the broad neighbourhoods may use half of what is left, so that
+            # the joint moves always get their turn
+            budget = trials.budget
+            if name == "more":
+                trials.budget = trials.spent + MORE_SHARE * trials.left()
+            new = []
+            for stage in stages:
+                new.append(stage(trials, pool[0][base], pool[1][base]))
+            trials.budget = budget
+            new_owner = np.concatenate([o for o, _ in new])
+            new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
+            order = np.argsort(new_owner, kind="stable")
+            pool = _merged(pool, _judged(trials, new_owner[order], new_keys[order]))
+        pool_owner, pool_keys, pool_cost = pool
+        now = _least_per_owner(pool_owner, pool_cost, n)
+        with np.errstate(invalid="ignore"):
+            improved = now < best - MOVE_TOLERANCE * np.abs(best)
+        best = now
+        active &= improved & (trials.left() > 0)
 
-    if traded.size:
-        _move(block, owner, keys, np.where(pushed >= 0, pushed, -1), "far", goal)
-        # the cheapest point of the decision boundary may lie between the
-        # corners: the pushed step also part of the way
-        steps = _pushed_steps(block, owner, keys, pushed)
-        extra = _part_way(block, keys, pushed, *steps)
-        across = _across_discount_steps(block, keys, pushed, *steps)
-        take = np.concatenate([np.arange(keys.shape[0]), extra[0], across[0]])
-        keys = np.vstack([keys, extra[1], across[1]])
-        owner, pushed, positions = owner[take], pushed[take], positions[take]
-    for round_ in range(n_actions):
-        _move(block, owner, keys, positions[:, round_], toward="least")
-    # a pushed or inserted step pulled back last changes where the steps
-    # after it start: pull those back again
-    for round_ in range(n_actions):
-        _move(block, owner, keys, np.where(pushed >= 0, round_, -1), toward="least")
-    for position in reversed(range(n_actions)):
-        _drop(block, owner, keys, position)
-    refined = block.judge(owner, keys)
-    cheaper = refined.feasible & (refined.F[:, cost] < least[owner] - COST_TOLERANCE)
-
+    refined = block.judge(pool_owner, pool_keys) if pool_owner.size else None
     new_fronts = list(fronts)
-    improved = np.zeros(len(fronts), dtype=np.intp)
+    improved = np.zeros(n, dtype=np.intp)
     for m, count in enumerate(counts):
-        mine = np.flatnonzero(owner == m)
+        mine = np.flatnonzero(pool_owner == m)
+        if mine.size == 0:
+            continue
         both = Evaluation.concatenate([fronts[m][1], refined.take(mine)])
-        both_keys = np.vstack([fronts[m][0], keys[mine]])
+        both_keys = np.vstack([fronts[m][0], pool_keys[mine]])
         front = pareto_front(both)
         new_fronts[m] = (both_keys[front], both.take(front))
-        came_refined = front[front >= count] - count
-        improved[m] = int(cheaper[mine][came_refined].sum())
+        came_refined = front[front >= count]
+        cheaper = both.F[came_refined, cost_column] < least[m] - COST_TOLERANCE
+        improved[m] = int(cheaper.sum())
     return new_fronts, improved
 
 
-def _trades(block, owner, keys, cheapest):
-    """Rows to refine: every sequence as found (``pushed == -1``), and the
-    ``cheapest`` ones again once per step that can be pushed.
-
-    Returns the source row of each row to refine and its pushed position.
-    """
-    paths = block.simulate(owner, keys, record=True)
-    sources, pushed = [np.arange(keys.shape[0])], [np.full(keys.shape[0], -1)]
-    several = cheapest & (paths.lengths >= 2)
-    for position in range(block.problem.n_actions):
-        rows = np.flatnonzero(several & (paths.lengths > position))
-        rows = rows[np.isfinite(_least_keys(block, paths, rows, position))]
-        sources.append(rows)
-        pushed.append(np.full(rows.shape[0], position))
-    return np.concatenate(sources), np.concatenate(pushed)
+def _least_per_owner(owner, cost, n):
+    least = np.full(n, np.inf)
+    if owner.size:
+        np.minimum.at(least, owner, cost)
+    return least
 
 
-def _pushed_steps(block, owner, keys, pushed):
-    """The rows with a pushed step (``pushed >= 0``) inside their sequence,
-    and their trajectories (states recorded)."""
-    rows = np.flatnonzero(pushed >= 0)
-    paths = block.simulate(owner[rows], keys[rows], record=True)
-    inside = np.flatnonzero(pushed[rows] < paths.lengths)
-    return rows[inside], paths.take(inside)
+def _judged(trials, owner, keys):
+    """The feasible rows (sorted by owner), distinct per owner, and their
+    costs."""
+    if owner.size == 0:
+        return owner, keys, np.empty(0)
+    judged = trials.judge(owner, keys)
+    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
+    keep = np.flatnonzero(judged.feasible)
+    owner, keys, cost = owner[keep], keys[keep], cost[keep]
+    sequence = judged.sequence_key[keep]
+    distinct = _distinct(owner, sequence)
+    return owner[distinct], keys[distinct], cost[distinct]
 
 
-def _part_way(block, keys, pushed, rows, paths):
-    """Copies of the rows ``rows`` (trajectories ``paths``, see
-    :func:`_pushed_steps`), their pushed step moved back part of the way to
-    its least change (``PART_WAY``).
-
-    Returns the row each copy comes from and the copies' genotypes.
-    """
-    n_actions = block.problem.n_actions
-    at = np.arange(rows.shape[0])
-    least = _least_keys(block, paths, at, pushed[rows])
-    column = n_actions + paths.order[at, pushed[rows]]
-    current = keys[rows, column]
-    movable = np.isfinite(least)
-    rows, column, least, current = (a[movable] for a in (rows, column, least, current))
-    fractions = np.asarray(PART_WAY)
-    copies = keys[np.repeat(rows, fractions.shape[0])]
-    values = least[:, None] + (current - least)[:, None] * fractions[None, :]
-    copies[np.arange(copies.shape[0]), np.repeat(column, fractions.shape[0])] = (
-        values.ravel()
+def _distinct(owner, sequence):
+    """Indices of the first row of each distinct (owner, sequence), in order."""
+    if owner.size == 0:
+        return np.empty(0, dtype=np.intp)
+    tagged = np.array(
+        [bytes(s) + int(o).to_bytes(8, "little") for o, s in zip(owner, sequence)],
+        dtype=object,
     )
-    return np.repeat(rows, fractions.shape[0]), copies
+    return first_occurrences(tagged)
+
+
+def _merged(old, new):
+    """Two pools of (owner, keys, cost) in one, sorted by owner (old first)."""
+    owner = np.concatenate([old[0], new[0]])
+    keys = np.vstack([old[1], new[1]])
+    cost = np.concatenate([old[2], new[2]])
+    order = np.argsort(owner, kind="stable")
+    return owner[order], keys[order], cost[order]
+
+
+def _bases(owner, keys, cost, active, polished, n_actions, count):
+    """Rows of the pool that the deeper neighbourhoods start from: each active
+    instance's ``count`` cheapest distinct plans (actions and order),
+    the cheapest sequence of each, not polished before (recorded in
+    ``polished``), cheapest first."""
+    order, _ = decode_order(keys, n_actions)
+    plans = order_keys(order)
+    rows = []
+    for m in np.flatnonzero(active).tolist():
+        mine = np.flatnonzero(owner == m)
+        ranked = mine[np.argsort(cost[mine], kind="stable")]
+        first = ranked[first_occurrences(plans[ranked])][:count]
+        for r in first.tolist():
+            signature = (m, bytes(keys[r].tobytes()))
+            if signature not in polished:
+                polished.add(signature)
+                rows.append(r)
+    return np.asarray(rows, dtype=np.intp)
+
+
+def _genotypes(order, values, n_actions):
+    """Genotypes applying ``order`` (action indices, ``-1`` padded) with the
+    value keys ``values``."""
+    n = order.shape[0]
+    keys = np.empty((n, 2 * n_actions))
+    keys[:, :n_actions] = INACTIVE
+    keys[:, n_actions:] = values
+    position = np.broadcast_to(np.arange(order.shape[1]), order.shape)
+    rows, steps = np.nonzero(order >= 0)
+    keys[rows, order[rows, steps]] = (position[rows, steps] + 1) / (
+        2.0 * (n_actions + 1)
+    )
+    return keys
+
+
+def _fitted(trials, owner, keys, last=None, hold=None):
+    """Each row's steps pulled back in order (``last``: a position per row
+    pulled back after the others, -1 none; ``hold``: rows whose ``last``
+    step keeps its value), then each step dropped where the sequence stays
+    valid and no dearer; only the rows whose estimated states fit their
+    instance's budget are polished. Returns the admitted rows."""
+    n_actions = trials.problem.n_actions
+    max_length = trials.problem.settings.max_sequence_length
+    _, lengths = decode_order(keys, n_actions, max_length)
+    admitted = trials.admit(owner, STEP_STATES * np.maximum(lengths, 1) + lengths)
+    owner, keys, lengths = owner[admitted], keys[admitted], lengths[admitted]
+    if owner.size == 0:
+        return owner, keys
+    width = int(lengths.max(initial=0))
+    if last is not None:
+        last = last[admitted]
+        if hold is not None:
+            last = np.where(hold[admitted], -2 - last, last)
+    for position in range(width):
+        positions = np.full(owner.shape[0], position)
+        if last is not None:
+            # the last position is skipped in place and pulled back at the end
+            skipped = np.where(last <= -2, -2 - last, last)
+            shifted = position + (position >= skipped) * (skipped >= 0)
+            positions = np.where(shifted < lengths, shifted, -1)
+        _pull_back(trials, owner, keys, positions)
+    if last is not None:
+        _pull_back(trials, owner, keys, last)  # held rows: -2 - p < 0, none
+    for position in reversed(range(width)):
+        _drop(trials, owner, keys, position)
+    return owner, keys
+
+
+def _orders(trials, owner, keys):
+    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
+    adjacent swaps of longer ones, values re-fitted in the new order."""
+    n_actions = trials.problem.n_actions
+    max_length = trials.problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    sources, orders = [], []
+    for length in np.unique(lengths).tolist():
+        if length < 2:
+            continue
+        rows = np.flatnonzero(lengths == length)
+        if length <= ALL_ORDERS_UP_TO:
+            moves = list(permutations(range(length)))[1:]
+        else:
+            moves = []
+            for p in range(length - 1):
+                move = list(range(length))
+                move[p], move[p + 1] = move[p + 1], move[p]
+                moves.append(tuple(move))
+        for move in moves:
+            new = order[rows].copy()
+            new[:, :length] = order[rows][:, list(move)]
+            sources.append(rows)
+            orders.append(new)
+    if not sources:
+        return _none(n_actions)
+    source = np.concatenate(sources)
+    new_order = np.vstack(orders)
+    by_row = np.argsort(source, kind="stable")  # owner order kept
+    source, new_order = source[by_row], new_order[by_row]
+    new_owner = owner[source]
+    new_keys = _genotypes(new_order, keys[source, n_actions:], n_actions)
+    # where the found values are not valid in the new order, every step
+    # starts from the far end of its values
+    admitted = trials.admit(new_owner, 1)
+    new_owner, new_keys, new_order = (
+        new_owner[admitted],
+        new_keys[admitted],
+        new_order[admitted],
+    )
+    if new_owner.size == 0:
+        return _none(n_actions)
+    judged = trials.judge(new_owner, new_keys)
+    lost = np.flatnonzero(~judged.feasible)
+    if lost.size:
+        new_keys[lost] = _far(trials.problem, new_keys[lost], new_order[lost])
+    return _fitted(trials, new_owner, new_keys)
+
+
+def _far(problem, keys, order):
+    """The genotypes with every active step's value key at the far end of its
+    values, on the side of its current key."""
+    n_actions = problem.n_actions
+    keys = keys.copy()
+    for a, action in enumerate(problem.actions):
+        rows = np.flatnonzero((order == a).any(axis=1))
+        if rows.size == 0:
+            continue
+        direction = action.space.direction
+        current = keys[rows, n_actions + a]
+        if direction == "increase":
+            far = np.ones(rows.size)
+        elif direction == "decrease":
+            far = np.zeros(rows.size)
+        elif getattr(action.space, "rank_of_code", None) is not None:
+            far = current  # an unordered category has no far end
+        else:
+            far = np.where(current >= 0.5, 1.0, 0.0)
+        keys[rows, n_actions + a] = far
+    return keys
+
+
+def _joint(trials, owner, keys):
+    """Two steps moved together along the decision boundary (see the module's
+    docstring): a pattern search over each sequence's ordered pairs of
+    steps, in lock step over the rows. Returns the rows it improved."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    keys = keys.copy()
+    _, lengths = decode_order(keys, n_actions, max_length)
+    keep = lengths >= 2
+    owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
+    if owner.size == 0:
+        return _none(n_actions)
+    cost = _costs(trials, owner, keys)
+    share = np.full(owner.size, JOINT_FIRST_SHARE)
+    halvings = np.zeros(owner.size, dtype=np.intp)
+    improved = np.zeros(owner.size, dtype=bool)
+    width = int(lengths.max())
+    extra_owner, extra_keys = [], []
+    if problem.graph.edges:
+        across = _across(trials, owner, keys, lengths)
+        extra_owner.append(across[0])
+        extra_keys.append(across[1])
+    for _ in range(JOINT_ROUNDS):
+        live = np.flatnonzero((halvings < JOINT_SHARES) & np.isfinite(cost))
+        if live.size == 0:
+            break
+        paths = trials.simulate(owner[live], keys[live], record=True)
+        sources, trial_keys, refit = [], [], []
+        for i in range(width):
+            inside = np.flatnonzero(paths.lengths > i)
+            if inside.size == 0:
+                continue
+            least = _least_keys(trials, paths, inside, i)
+            column = n_actions + paths.order[inside, i]
+            current = keys[live[inside], column]
+            movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
+            inside, least, column, current = (
+                a[movable] for a in (inside, least, column, current)
+            )
+            for j in range(width):
+                if j == i:
+                    continue
+                pair = np.flatnonzero(paths.lengths[inside] > j)
+                if pair.size == 0:
+                    continue
+                rows = live[inside[pair]]
+                moved = keys[rows].copy()
+                moved[np.arange(pair.size), column[pair]] = current[pair] + share[
+                    rows
+                ] * (least[pair] - current[pair])
+                sources.append(rows)
+                trial_keys.append(moved)
+                refit.append(np.full(pair.size, j))
+        if not sources:
+            break
+        source = np.concatenate(sources)
+        by_row = np.argsort(source, kind="stable")
+        source = source[by_row]
+        trial = np.vstack(trial_keys)[by_row]
+        refit = np.concatenate(refit)[by_row]
+        admitted = trials.admit(owner[source], SCAN_POINTS + 2 + MAX_BISECTIONS // 2)
+        source, trial, refit = source[admitted], trial[admitted], refit[admitted]
+        tried = np.zeros(owner.size, dtype=bool)
+        tried[source] = True
+        halvings[~tried] = JOINT_SHARES  # out of budget or nothing to move
+        if source.size == 0:
+            break
+        # the step that makes up is re-fitted by the even grid and bisection
+        # (the training values were scanned when its plan was fitted)
+        support, trials.support = trials.support, 0
+        _pull_back(trials, owner[source], trial, refit)
+        trials.support = support
+        price = _costs(trials, owner[source], trial)
+        # each row's cheapest trial (the first among equals)
+        order = np.lexsort((price, source))
+        first = order[np.r_[True, np.diff(source[order]) != 0]]
+        row = source[first]
+        better = price[first] < cost[row] - MOVE_TOLERANCE * np.abs(cost[row])
+        keys[row[better]] = trial[first[better]]
+        cost[row[better]] = price[first[better]]
+        improved[row[better]] = True
+        # a move that pays is tried larger next (up to the first share)
+        share[row[better]] = np.minimum(2 * share[row[better]], JOINT_FIRST_SHARE)
+        worse = row[~better]
+        share[worse] /= 2
+        halvings[worse] += 1
+    rows = np.flatnonzero(improved)
+    owners = [owner[rows], *extra_owner]
+    genotypes = [keys[rows], *extra_keys]
+    return np.concatenate(owners), np.vstack(genotypes).reshape(-1, 2 * n_actions)
+
+
+def _trades(trials, owner, keys):
+    """Each step pushed toward the far end of its values (all the way, and
+    ``TRADE_SHARES`` of the way from its least change), the other steps then
+    re-fitted and the pushed one last: a jump to another corner of the
+    decision boundary, where a tree's staircase may be cheaper than anything
+    the joint moves reach step by step."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    several = np.flatnonzero(lengths >= 2)
+    if several.size == 0:
+        return _none(n_actions)
+    paths = trials.simulate(owner[several], keys[several], record=True)
+    sources, copies, last = [], [], []
+    for p in range(int(lengths.max())):
+        inside = np.flatnonzero(lengths[several] > p)
+        if inside.size == 0:
+            continue
+        rows = several[inside]
+        least = _least_keys(trials, paths, inside, p)
+        column = n_actions + order[rows, p]
+        current = keys[rows, column]
+        movable = np.isfinite(least)
+        rows, least, column, current = (
+            a[movable] for a in (rows, least, column, current)
+        )
+        far = np.where(current >= least, 1.0, 0.0)
+        for share in (1.0, *TRADE_SHARES):
+            copy = keys[rows].copy()
+            copy[np.arange(rows.size), column] = least + share * (far - least)
+            sources.append(rows)
+            copies.append(copy)
+            last.append(np.full(rows.size, p))
+    if not sources:
+        return _none(n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    copy = np.vstack(copies)[by_row]
+    last = np.concatenate(last)[by_row]
+    return _fitted(trials, owner[source[by_row]], copy, last)
+
+
+def _across(trials, owner, keys, lengths):
+    """Copies whose step that sets a source of the feature graph is just
+    across the largest steps of its discounts (see
+    :func:`_across_discount_steps`), the other steps then re-fitted."""
+    n_actions = trials.problem.n_actions
+    sources, copies, last = [], [], []
+    for position in range(int(lengths.max())):
+        rows = np.flatnonzero(lengths > position)
+        if rows.size == 0:
+            continue
+        paths = trials.simulate(owner[rows], keys[rows], record=True)
+        pushed = np.full(owner.size, position)
+        source, copy = _across_discount_steps(trials, keys, pushed, rows, paths)
+        sources.append(source)
+        copies.append(copy)
+        last.append(np.full(source.size, position))
+    if not sources:
+        return _none(n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    copy = np.vstack(copies)[by_row]
+    last = np.concatenate(last)[by_row]
+    source = source[by_row]
+    # the other steps adapt to it, then it is pulled back last
+    return _fitted(trials, owner[source], copy, last)
+
+
+def _more_or_less(trials, owner, keys):
+    """One step dropped, one action inserted at any position, or one action
+    swapped for another on the same feature; each re-fitted."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    values = keys[:, n_actions:]
+    sources, orders, new_values, last, held = [], [], [], [], []
+
+    def add(rows, new_order, value, position, hold=False):
+        sources.append(rows)
+        orders.append(new_order)
+        new_values.append(value)
+        last.append(position)
+        held.append(np.full(rows.size, hold))
+
+    width = order.shape[1]
+    for p in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > p)
+        if rows.size == 0:
+            continue
+        # drop step p: the others re-fitted (they may have to do more)
+        dropped = np.full((rows.size, width), -1)
+        dropped[:, : width - 1] = np.delete(order[rows], p, axis=1)
+        add(rows, dropped, values[rows], np.full(rows.size, -1))
+    paths = trials.simulate(owner, keys, record=True)
+    for a, action in enumerate(problem.actions):
+        lacking = ~(order == a).any(axis=1)
+        if max_length is not None:
+            lacking &= lengths < max_length
+        for value_key in _far_keys(action.space):
+            for p in range(int(lengths.max(initial=0)) + 1):
+                rows = np.flatnonzero(lacking & (lengths >= p))
+                if rows.size == 0:
+                    continue
+                inserted = np.insert(order[rows], p, a, axis=1)[:, :width]
+                # small changes first: part of the way from the least change
+                # toward the far end (an unordered category: its value)
+                current = paths.states[rows, p, action.feature]
+                least = action.space.least_change_key(current)
+                ordered = np.isfinite(least)
+                for share in INSERT_SHARES if ordered.any() else (1.0,):
+                    value = values[rows].copy()
+                    small = _small_key(action.space, current, least, value_key, share)
+                    value[:, a] = np.where(ordered, small, value_key)
+                    add(rows, inserted, value, np.full(rows.size, p), True)
+        # swapped for another action on the same feature
+        for b, other in enumerate(problem.actions):
+            if b == a or other.feature != action.feature:
+                continue
+            for p in range(int(lengths.max(initial=0))):
+                rows = np.flatnonzero((order[:, p] == a) & ~(order == b).any(axis=1))
+                if rows.size == 0:
+                    continue
+                swapped = order[rows].copy()
+                swapped[:, p] = b
+                value = values[rows].copy()
+                value[:, b] = _far_keys(other.space)[0]
+                add(rows, swapped, value, np.full(rows.size, p))
+    if not sources:
+        return _none(n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    source = source[by_row]
+    new_order = np.vstack(orders)[by_row]
+    new_keys = _genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
+    last = np.concatenate(last)[by_row]
+    hold = np.concatenate(held)[by_row]
+    return _fitted(trials, owner[source], new_keys, last, hold)
+
+
+def _small_key(space, current, least, far, share):
+    """The value key of a small change from ``current`` toward the far key
+    ``far``: a range's value moved by ``share`` of its magnitude (of its
+    span's hundredth, at least), a list's ``share`` of the way to its end."""
+    if not hasattr(space, "top"):
+        return least + share * (far - least)
+    low, width = (np.broadcast_to(x, current.shape) for x in space._interval(current))
+    size = np.maximum(np.abs(current), space.span / 100)
+    target = current + np.where(far > least, 1.0, -1.0) * share * size
+    with np.errstate(invalid="ignore", divide="ignore"):
+        key = np.clip((target - low) / width, 0.0, 1.0)
+    return np.where(width > 0, key, least)
+
+
+def _costs(trials, owner, keys):
+    """Sequence cost of each genotype, ``inf`` where it is not valid."""
+    judged = trials.judge(owner, keys)
+    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
+    return np.where(judged.feasible, cost, np.inf)
+
+
+def _none(n_actions):
+    return np.empty(0, dtype=np.intp), np.empty((0, 2 * n_actions))
 
 
 def _singles(block, n_instances):
@@ -314,65 +803,6 @@ def _across_discount_steps(block, keys, pushed, rows, paths):
     return np.concatenate(from_rows), np.vstack(copies)
 
 
-def _cheapest(owner, cost, plans, per_instance):
-    """Whether each row is the cheapest sequence of one of its instance's
-    ``per_instance`` cheapest plans (``plans``: bytes equal for the same
-    actions in the same order)."""
-    cheapest = np.zeros(owner.shape[0], dtype=bool)
-    for m in np.unique(owner).tolist():
-        mine = np.flatnonzero(owner == m)
-        ranked = mine[np.argsort(cost[mine], kind="stable")]
-        cheapest[ranked[first_occurrences(plans[ranked])[:per_instance]]] = True
-    return cheapest
-
-
-def _insertions(block, keys, cheapest):
-    """The ``cheapest`` sequences with one more step first: every action
-    they lack, at the far end(s) of its value space.
-
-    A step can pay for itself by what it enables: it may cross a threshold of
-    a feature graph's tau (a discount for a later step), or move the model so
-    far that the other steps can do less. The search and the pull-back never
-    add a step; these rows start from each such step at its far end, and
-    refinement then pulls the other steps back and this one last (when it
-    does not pay, :func:`_drop` removes it again).
-
-    Returns the source row of each new genotype, the genotypes and the
-    action each inserts.
-    """
-    problem = block.problem
-    n_actions = problem.n_actions
-    max_length = problem.settings.max_sequence_length
-    rows = np.flatnonzero(cheapest)
-    action_keys = keys[rows, :n_actions]
-    active = action_keys <= 0.5
-    lengths = active.sum(axis=1)
-    if max_length is not None:
-        rows, action_keys, active = (
-            a[lengths < max_length] for a in (rows, action_keys, active)
-        )
-    # the active steps keep their order, after a first slot at key 0
-    rank = np.argsort(np.argsort(np.where(active, action_keys, np.inf), axis=1), 1)
-    shifted = np.where(active, (rank + 1) / (2.0 * (n_actions + 1)), action_keys)
-    sources, genotypes, inserted = [], [], []
-    for a, action in enumerate(problem.actions):
-        lacking = np.flatnonzero(~active[:, a])
-        if lacking.size == 0:
-            continue
-        for value_key in _far_keys(action.space):
-            genotype = keys[rows[lacking]].copy()
-            genotype[:, :n_actions] = shifted[lacking]
-            genotype[:, a] = 0.0
-            genotype[:, n_actions + a] = value_key
-            sources.append(rows[lacking])
-            genotypes.append(genotype)
-            inserted.append(np.full(lacking.shape[0], a))
-    if not sources:
-        none = np.empty(0, dtype=np.intp)
-        return none, np.empty((0, keys.shape[1])), none
-    return np.concatenate(sources), np.vstack(genotypes), np.concatenate(inserted)
-
-
 def _far_keys(space):
     """Value keys of a step placed at the far end(s) of its value space: every
     value (at most ``INSERTED_VALUES``) of an unordered choice."""
@@ -398,6 +828,58 @@ def _least_keys(block, paths, rows, positions):
         current = paths.states[rows[chosen], positions[chosen], compiled.feature]
         least[chosen] = compiled.space.least_change_key(current)
     return least
+
+
+def _key_resolution(block, paths, rows, positions):
+    """The width of one value in key space of each row's step ``positions``
+    (``1 / number of values`` reachable; 0 for a continuous range)."""
+    action = paths.order[rows, positions]
+    width = np.zeros(rows.shape[0])
+    for a in np.unique(action).tolist():
+        chosen = action == a
+        compiled = block.problem.actions[a]
+        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
+        count = _value_count(compiled.space, current)
+        with np.errstate(divide="ignore"):
+            width[chosen] = np.where(count >= 1, 1.0 / count, 0.0)
+    return width
+
+
+def _value_count(space, current):
+    """How many values a step can take from ``current`` (``inf``: a
+    continuous range), as the space's ``interpolate`` counts them."""
+    current = np.asarray(current, dtype=float)
+    if hasattr(space, "top"):  # a range
+        if space.step is None:
+            return np.full(current.shape, np.inf)
+        top = space.top
+        if space.direction == "any":
+            return np.full(current.shape, top + 1)
+        with np.errstate(invalid="ignore"):
+            if space.direction == "increase":
+                low = np.maximum(current, space.low)
+                k_low = np.maximum(np.ceil((low - space.low) / space.step - 1e-9), 0)
+                count = top + 1 - k_low
+            else:
+                width = np.minimum(current, space.high) - space.low
+                count = np.minimum(np.floor(width / space.step + 1e-9), top) + 1
+        return np.nan_to_num(count, nan=0.0)
+    n_all = space.values.shape[0]
+    if space.direction == "any":
+        return np.full(current.shape, float(n_all))
+    if space.rank_of_code is None:
+        if space.direction == "increase":
+            count = n_all - np.searchsorted(space.values, current, side="right")
+        else:
+            count = np.searchsorted(space.values, current, side="left")
+        return np.where(np.isnan(current), 0.0, count).astype(float)
+    last = space.rank_of_code.shape[0] - 1
+    rank = space.rank_of_code[
+        np.minimum(np.nan_to_num(current, nan=-1), last).astype(np.intp)
+    ]
+    if space.direction == "increase":
+        return np.where(rank >= 0, n_all - rank - 1, 0).astype(float)
+    return np.maximum(rank, 0).astype(float)
 
 
 def _move(block, owner, keys, positions, toward, goal=None):
@@ -492,8 +974,10 @@ def _pull_back(block, owner, keys, positions):
                 block, owner, keys, rows[lost], column[lost], grid, current[lost]
             )
         )
+    # keys closer than one value's width of keys hold no value between them
+    resolution = np.maximum(_key_resolution(block, paths, rows, steps), KEY_TOLERANCE)
     for _ in range(MAX_BISECTIONS):
-        pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
+        pending &= np.abs(trial_key - valid_key) > resolution
         if not pending.any():
             break
         index = np.flatnonzero(pending)
@@ -516,14 +1000,17 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
     it in the grid (to bisect toward), its cost (``inf``: none valid) and
     whether there is anything between the two to bisect."""
     cost = block.problem.slices["sequence_cost"].start
-    n_points = grid.shape[1]
+    # a row's repeated keys (equal keys lie side by side: the grid is sorted
+    # by distance) are asked about once: the grid's width depends on the
+    # other rows of the block, what a row asks about must not
+    first = np.ones(grid.shape, dtype=bool)
+    first[:, 1:] = grid[:, 1:] != grid[:, :-1]
+    at, point = np.nonzero(first)
     judged = block.judge(
-        np.repeat(owner[rows], n_points),
-        _with_keys(
-            keys, np.repeat(rows, n_points), np.repeat(column, n_points), grid.ravel()
-        ),
+        owner[rows[at]], _with_keys(keys, rows[at], column[at], grid[at, point])
     )
-    price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(grid.shape)
+    price = np.full(grid.shape, np.inf)
+    price[at, point] = np.where(judged.feasible, judged.F[:, cost], np.inf)
     best = price.min(axis=1)
     some = np.isfinite(best)
     chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
@@ -547,6 +1034,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
     found key pad the rows with fewer)."""
     fractions = np.arange(SCAN_POINTS + 1) / SCAN_POINTS
     even = least[:, None] + (current - least)[:, None] * fractions
+    even[:, -1] = current  # exactly: the rows' padding repeats it
     extra = np.full((rows.shape[0], 0), np.nan)
     action = block.problem.actions
     order = paths.order[rows, steps]
@@ -568,7 +1056,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
     nearest = np.argsort(distance, axis=1, kind="stable")
     extra = np.take_along_axis(extra, nearest, axis=1)
     count = between.sum(axis=1)
-    width = int(min(count.max(initial=0), SCAN_SUPPORT))
+    width = int(min(count.max(initial=0), getattr(block, "support", SCAN_SUPPORT)))
     if width:
         # at most SCAN_SUPPORT of them per row, spread evenly over their ranks
         slots = np.arange(width)[None, :]

@@ -236,3 +236,342 @@ def test_n_generations_must_be_a_positive_number_or_auto(island_data):
     X, _ = island_data
     with pytest.raises(ValueError, match="n_generations"):
         SequentialCounterfactualExplainer(IslandModel(), n_generations="fast").fit(X)
+
+
+# ---------------------------------------------------------------------- #
+# the local search's neighbourhoods (issue 21), each on a problem where it
+# alone finds the cheaper plan
+# ---------------------------------------------------------------------- #
+class RuleOfTwo:
+    """Accepts ``a + b >= 10 and (flag or a >= 0)`` style rules given as a
+    function of the frame; a duck-typed fitted classifier."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        accept = np.asarray(self.rule(X), dtype=float)
+        return np.column_stack([1.0 - accept, accept])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+def _block_of(explainer, row):
+    """The engine's block of one row, as ``explain`` builds it."""
+    import sklearn_cscf._driver as driver
+    from sklearn_cscf._engine import Block
+
+    seen = {}
+    original = driver.explain_block
+
+    def capture(problem, x0, targets, seeds, errors="warn"):
+        seen.update(problem=problem, x0=x0, targets=targets, seeds=seeds)
+        return original(problem, x0, targets, seeds, errors)
+
+    driver.explain_block = capture
+    try:
+        explainer.set_params(population_size=2, n_generations=1, refine=False)
+        explainer.explain(row)
+    finally:
+        driver.explain_block = original
+    return Block(seen["problem"], seen["x0"], seen["targets"], seen["seeds"])
+
+
+def _genotype(block, steps):
+    """The genotype applying ``steps`` (action index, value key) in order."""
+    n_actions = block.problem.n_actions
+    keys = np.full(2 * n_actions, 1.0)
+    keys[n_actions:] = 0.5
+    for position, (action, value) in enumerate(steps):
+        keys[action] = (position + 1) / (2.0 * (n_actions + 1))
+        keys[n_actions + action] = value
+    return keys[None, :]
+
+
+def _least_cost(block, keys):
+    judged = block.judge(np.zeros(keys.shape[0], np.intp), keys)
+    cost = judged.F[:, block.problem.slices["sequence_cost"].start]
+    return np.where(judged.feasible, cost, np.inf).min(initial=np.inf)
+
+
+def _stages(block, keys):
+    """The least cost after the fit alone, and after each neighbourhood
+    (each from ``keys``)."""
+    from sklearn_cscf import _refine
+
+    trials = _refine._Budgeted(block, [1e9])
+    owner = np.zeros(keys.shape[0], np.intp)
+    _, fitted = _refine._fitted(trials, owner, keys.copy())
+    out = {"fit": _least_cost(block, fitted)}
+    for name, stage in (
+        ("orders", _refine._orders),
+        ("joint", _refine._joint),
+        ("more_or_less", _refine._more_or_less),
+    ):
+        _, found = stage(trials, owner, keys.copy())
+        out[name] = min(_least_cost(block, found), _least_cost(block, keys))
+    return out
+
+
+def _frame(**columns):
+    return pd.DataFrame({k: np.asarray(v, dtype=float) for k, v in columns.items()})
+
+
+def test_the_orders_neighbourhood_finds_the_cheaper_order():
+    # raising b costs twice as much while a is below 1
+    X = _frame(a=np.linspace(0, 5, 50), b=np.linspace(0, 20, 50))
+    actions = [
+        Action(
+            "set_a",
+            "a",
+            values=(0.0, 5.0),
+            direction="increase",
+            cost=lambda b, a: a["a"] - b["a"],
+        ),
+        Action(
+            "raise_b",
+            "b",
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a: (a["b"] - b["b"]) * np.where(b["a"] < 1, 2, 1),
+        ),
+    ]
+    model = RuleOfTwo(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
+    # b first (5 x 2 = 10), then a (1): 11; a first: 1 + 5 = 6
+    costs = _stages(block, _genotype(block, [(1, 0.5), (0, 0.5)]))
+    assert costs["fit"] == pytest.approx(11.0, abs=1e-3)
+    assert costs["orders"] == pytest.approx(6.0, abs=1e-3)
+    assert costs["joint"] > 10.0
+
+
+def test_the_joint_neighbourhood_spreads_one_change_over_two_steps():
+    # squared changes: a + b >= 10 costs least at a = b = 5 (50)
+    X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
+    actions = [
+        Action(
+            f"raise_{name}",
+            name,
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a, name=name: (a[name] - b[name]) ** 2,
+        )
+        for name in ("a", "b")
+    ]
+    model = RuleOfTwo(lambda X: X["a"] + X["b"] >= 10)
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
+    # found: a = 2, b = 16; the fit pulls a back to 0 (dropped), b to 10
+    costs = _stages(block, _genotype(block, [(0, 0.1), (1, 0.8)]))
+    assert costs["fit"] > 60
+    assert costs["orders"] > 60
+    assert costs["joint"] == pytest.approx(50.0, rel=5e-3)
+
+
+def test_the_more_or_less_neighbourhood_inserts_the_step_that_pays():
+    # a >= 10, or a >= 4 with the flag (the flag costs 1): 100 against 17
+    X = _frame(a=np.linspace(0, 20, 50), flag=np.r_[np.zeros(25), np.ones(25)])
+    actions = [
+        Action(
+            "raise_a",
+            "a",
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a: (a["a"] - b["a"]) ** 2,
+        ),
+        Action("set_flag", "flag", values=[1.0], cost=lambda b, a: 1.0 + 0 * a["a"]),
+    ]
+    model = RuleOfTwo(lambda X: (X["a"] >= 10) | ((X["a"] >= 4) & (X["flag"] == 1)))
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], flag=[0.0]))
+    costs = _stages(block, _genotype(block, [(0, 0.7)]))
+    assert costs["fit"] == pytest.approx(100.0, rel=1e-3)
+    assert costs["joint"] >= 100.0
+    assert costs["more_or_less"] == pytest.approx(17.0, rel=1e-3)
+
+
+# ---------------------------------------------------------------------- #
+# every seed reaches the exact least cost of a small German-like problem
+# ---------------------------------------------------------------------- #
+class LinearScore:
+    """Accepts ``w . x >= 1``; a duck-typed fitted classifier."""
+
+    classes_ = np.array([0, 1])
+    weights = np.array([1 / 40, 1 / 55, 1 / 70])
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        score = np.asarray(X[["a", "b", "c"]], dtype=float) @ self.weights
+        accept = (score >= 3.0).astype(float)
+        return np.column_stack([1.0 - accept, accept])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+def test_every_seed_reaches_the_exact_least_cost_of_squared_relative_changes():
+    # min sum (d_i / x_i)^2 subject to sum w_i d_i >= g: every step helps,
+    # d_i proportional to w_i x_i^2, least cost g^2 / sum (w_i x_i)^2
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.uniform(10, 100, (300, 3)).round(), columns=["a", "b", "c"])
+    actions = [
+        Action(
+            f"raise_{name}",
+            name,
+            values=(0.0, 400.0),
+            direction="increase",
+            cost=lambda b, a, name=name: ((a[name] - b[name]) / b[name]) ** 2,
+        )
+        for name in ("a", "b", "c")
+    ]
+    rows = pd.DataFrame({"a": [40.0, 60.0], "b": [50.0, 30.0], "c": [70.0, 40.0]})
+    model = LinearScore()
+    x = rows.to_numpy()
+    gap = 3.0 - x @ model.weights
+    exact = gap**2 / ((model.weights * x) ** 2).sum(axis=1)
+    for seed in range(3):
+        explainer = SequentialCounterfactualExplainer(
+            model, actions=actions, population_size=200, random_state=seed
+        ).fit(X)
+        frame = explainer.explain(rows)
+        least = frame.groupby("instance")["sequence_cost"].min().to_numpy()
+        np.testing.assert_allclose(least, exact, rtol=0.01)
+        assert (least >= exact * (1 - 1e-6)).all()
+
+
+# ---------------------------------------------------------------------- #
+# no reported sequence is dearer than another order of its steps
+# ---------------------------------------------------------------------- #
+def test_no_reported_sequence_is_dearer_than_another_order_of_its_steps():
+    from itertools import permutations
+
+    from sklearn_cscf import replay
+
+    X = _frame(a=np.linspace(0, 5, 50), b=np.linspace(0, 20, 50))
+    actions = [
+        Action(
+            "set_a",
+            "a",
+            values=(0.0, 5.0),
+            direction="increase",
+            step=1.0,
+            cost=lambda b, a: a["a"] - b["a"],
+        ),
+        Action(
+            "raise_b",
+            "b",
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a: (a["b"] - b["b"]) * np.where(b["a"] < 1, 2, 1),
+        ),
+    ]
+    model = RuleOfTwo(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    rows = _frame(a=[0.0, 0.0], b=[0.0, 2.0])
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=actions,
+        population_size=30,
+        max_plans=None,
+        all_orders=True,
+        random_state=0,
+    ).fit(X)
+    frame = explainer.explain(rows)
+    ok = frame[frame["status"] == "ok"]
+    checked = 0
+    for (instance, solution), steps in ok.groupby(["instance", "solution"]):
+        cost = steps["sequence_cost"].iloc[0]
+        for order in list(permutations(range(len(steps))))[1:]:
+            other = steps.iloc[list(order)].copy()
+            other["step"] = np.arange(1, len(other) + 1)
+            replayed = replay(explainer, rows, other)
+            valid = bool(
+                replayed[
+                    ["in_space", "in_direction", "precondition", "postcondition"]
+                ].all(axis=None)
+                and replayed["accepted"].iloc[-1]
+            )
+            if valid:
+                checked += 1
+                assert replayed["sequence_cost"].iloc[-1] >= cost - 1e-9
+    assert checked >= 1
+
+
+# ---------------------------------------------------------------------- #
+# bounded model calls, wide data
+# ---------------------------------------------------------------------- #
+class Refusing:
+    """Refuses any call of more than ``limit`` rows."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.largest = 0
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        if len(X) > self.limit:
+            raise MemoryError(f"{len(X)} rows: at most {self.limit}")
+        self.largest = max(self.largest, len(X))
+        accept = np.asarray(X["a"], dtype=float) + np.asarray(X["b"]) >= 10
+        return np.column_stack([1.0 - accept, accept.astype(float)])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+def test_a_model_refusing_large_calls_explains_every_row():
+    X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
+    actions = [
+        Action(
+            f"raise_{name}",
+            name,
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a, name=name: (a[name] - b[name]) ** 2,
+        )
+        for name in ("a", "b")
+    ]
+    rows = _frame(a=[0.0, 1.0, 2.0, 3.0], b=[0.0, 2.0, 1.0, 3.0])
+    population, batch = 20, 2
+    model = Refusing(np.inf)  # fit probes the model on X
+    explainer = SequentialCounterfactualExplainer(
+        model,
+        actions=actions,
+        population_size=population,
+        n_generations=10,
+        batch_size=batch,
+        random_state=0,
+    ).fit(X)
+    model.limit, model.largest = population * batch, 0
+    frame = explainer.explain(rows)
+    assert (frame["status"] == "ok").all()
+    assert frame["instance"].nunique() == 4
+    assert 0 < model.largest <= population * batch
+
+
+@pytest.mark.slow
+def test_a_thousand_features_with_actions_explain_a_row():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 1000))).add_prefix("x")
+    y = (X.iloc[:, :5].sum(axis=1) > 0).astype(int)
+    model = LogisticRegression().fit(X, y)
+    row = X[model.predict(X) == 0].head(1)
+    explainer = SequentialCounterfactualExplainer(
+        model, population_size=40, n_generations=5, random_state=0
+    ).fit(X)
+    frame = explainer.explain(row)
+    assert (frame["status"] == "ok").all()
