@@ -157,22 +157,6 @@ class FailsOnSomeRows:
     def __init__(self, model):
         self.model = model
 
-
-# ---------------------------------------------------------------------- #
-# issue 23: every row answered, whatever the model does meanwhile
-# ---------------------------------------------------------------------- #
-class Drifting:
-    """A model whose answers change while it is asked: after ``start`` calls
-    its probability of class 1 climbs by ``step`` per call (drifting), or
-    moves by random noise of ``noise`` (its own generator)."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, model, step=0.0, noise=0.0):
-        self.model, self.step, self.noise = model, step, noise
-        self.calls, self.start = 0, 10**9
-        self.rng = np.random.default_rng(0)
-
     def __sklearn_is_fitted__(self):
         return True
 
@@ -180,14 +164,6 @@ class Drifting:
         if (np.asarray(X["zip"]) == 13).any():
             raise RuntimeError("cannot score zip 13")
         return self.model.predict_proba(X[["income", "debt"]])
-
-        self.calls += 1
-        p = self.model.predict_proba(X)[:, 1]
-        if self.calls > self.start:
-            p = p + min(0.9, self.step * (self.calls - self.start))
-            p = p + self.noise * self.rng.normal(size=p.shape)
-        p = np.clip(p, 0, 1)
-        return np.column_stack([1 - p, p])
 
     def predict(self, X):
         return self.predict_proba(X).argmax(axis=1)
@@ -243,6 +219,37 @@ def test_empty_x_gives_an_empty_frame_with_every_column(fitted_line, line_data):
     assert details.empty
 
 
+# ---------------------------------------------------------------------- #
+# issue 23: every row answered, whatever the model does meanwhile
+# ---------------------------------------------------------------------- #
+class Drifting:
+    """A model whose answers change while it is asked: after ``start`` calls
+    its probability of class 1 climbs by ``step`` per call (drifting), or
+    moves by random noise of ``noise`` (its own generator)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model, step=0.0, noise=0.0):
+        self.model, self.step, self.noise = model, step, noise
+        self.calls, self.start = 0, 10**9
+        self.rng = np.random.default_rng(0)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        self.calls += 1
+        p = self.model.predict_proba(X)[:, 1]
+        if self.calls > self.start:
+            p = p + min(0.9, self.step * (self.calls - self.start))
+            p = p + self.noise * self.rng.normal(size=p.shape)
+        p = np.clip(p, 0, 1)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
 def _line():
     from sklearn_cscf import Action
 
@@ -290,23 +297,22 @@ def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
         assert changed.any()
 
 
-def test_a_row_left_out_of_the_frame_is_caught_before_it_is_returned(monkeypatch):
+def test_a_row_left_out_of_the_frame_is_caught_before_it_is_returned():
+    from types import SimpleNamespace
+
     import sklearn_cscf._driver as driver
 
-    X, y, actions = _line()
-    inner = LogisticRegression().fit(X, y)
-    model = Drifting(inner, step=0.02)
-    explainer = SequentialCounterfactualExplainer(
-        model, actions=actions, population_size=30, n_generations=10,
-        random_state=0, n_jobs=1,
-    ).fit(X)  # fmt: skip
-    rows = X[inner.predict(X) == 0].iloc[:8]
-    model.start = model.calls + 1
-    monkeypatch.setattr(driver, "_answered", lambda result: result)  # as before
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(RuntimeError, match="missing from the explanations"):
-            explainer.explain(rows)
+    # two pieces of a run over 4 rows: the row at position 2 has no row in
+    # the frame (a plan of no step, say), the others one or two
+    pieces = [
+        SimpleNamespace(frame_rows=np.array([1, 2]), positions=np.array([0, 1])),
+        SimpleNamespace(frame_rows=np.array([0, 1]), positions=np.array([2, 3])),
+    ]
+    frame, details = pd.DataFrame(index=range(4)), pd.DataFrame(index=range(4))
+    with pytest.raises(RuntimeError, match=r"1 of 4 rows \(positions \[2\]\)"):
+        driver._check_every_row_answered(pieces, frame, details, 4)
+    pieces[1].frame_rows = np.array([1, 1])
+    driver._check_every_row_answered(pieces, pd.DataFrame(index=range(5)), details, 4)
 
 
 @pytest.mark.parametrize("name", ["step", "solution", "instance"])
