@@ -16,9 +16,6 @@ The problems (``--problems``; all by default):
 - ``examples``: the example scripts CI runs, at their small CI budget, their
   CSV files.
 
-(Coordinator, temporary: a snapshot of main at a6e43cf, default options, is in
-/work/snap/base; compare against it instead of saving your own.)
-
 Typical use, before and after a change::
 
     python benchmarks/bench_frames.py --save /tmp/frames_before
