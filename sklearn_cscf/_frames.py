@@ -340,8 +340,8 @@ def free_orders(ok, states=None):
     undiscounted (``discount`` 1: no earlier step eased it through the
     feature graph), its steps set different features, every other order of
     its plan listed in the frame costs the same, and, with ``states``, no
-    step changed a feature other than its own (no consequence another step
-    could meet). A cost that reads a feature another step of the plan
+    step changed a feature other than its own (a consequence could meet, or
+    undo, another step). A cost that reads a feature another step of the plan
     changes (a cost by age, with another step changing age) is not visible
     in the frame; with such costs, read a free order as "no order found
     cheaper".
@@ -390,18 +390,23 @@ def _no_consequences(ok, states):
             out[label, solution] = False
             continue
         values = path[features].astype(object)
-        own = {str(f) for f in seq["feature"]}
-        changed = set()
-        for before, after in zip(
+        # each step may change its own feature only: a consequence on another
+        # step's feature (paying off debt out of savings) makes order matter
+        own = [str(f) for f in seq.sort_values("step")["feature"]]
+        alone = True
+        for mine, before, after in zip(
+            own,
             values.iloc[:-1].itertuples(index=False),
             values.iloc[1:].itertuples(index=False),
         ):
             for name, old, new in zip(features, before, after):
-                if not (pd.isna(old) and pd.isna(new)) and (
-                    pd.isna(old) or pd.isna(new) or old != new
+                if (
+                    str(name) != mine
+                    and not (pd.isna(old) and pd.isna(new))
+                    and (pd.isna(old) or pd.isna(new) or old != new)
                 ):
-                    changed.add(str(name))
-        out[label, solution] = changed <= own
+                    alone = False
+        out[label, solution] = alone
     index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])
     return pd.Series(list(out.values()), index=index, dtype=bool)
 

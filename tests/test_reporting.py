@@ -489,6 +489,24 @@ def test_a_consequence_in_the_states_makes_the_order_matter():
     assert "in any order" not in describe(frame, aged)
 
 
+def test_a_consequence_on_another_steps_feature_makes_the_order_matter():
+    """Paying off debt out of savings changes the feature of the plan's other
+    step: the order matters although no feature outside the plan changed."""
+    frame = _two_free_steps()
+    x7 = {"age": 20, "education": "HS", "savings": 1200.0, "hours": 40}
+    path = [
+        (0, x7),
+        (1, {**x7, "hours": 50, "savings": 900.0}),  # hours, and savings spent
+        (2, {**x7, "hours": 50, "savings": 5000.0}),
+    ]
+    states = pd.DataFrame(
+        [{"instance": 7, "solution": 0, "step": t, **x} for t, x in path]
+    ).astype({"solution": "Int64", "step": "Int64", "education": EDUCATION})
+    text = describe(frame, states)
+    assert "in any order" not in text
+    assert "1. change_hours" in text
+
+
 def test_without_a_graph_the_worked_example_takes_its_steps_in_any_order(
     worked_model, worked_X, worked_actions, worked_graph
 ):
