@@ -265,6 +265,7 @@ def _line():
     return X, y, actions
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 @pytest.mark.parametrize("kind", ["drifting", "noisy"])
 def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
     X, y, actions = _line()

@@ -458,6 +458,7 @@ def test_one_classifier_call_per_generation_and_no_state_asked_twice(
     assert details["n_generations"].tolist() == [generations]
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 @pytest.mark.parametrize("refine", [False, True])
 def test_a_block_of_instances_shares_each_classifier_call(
     credit_data, credit_model, credit_actions, credit_rejected, credit_accepted, refine
@@ -639,6 +640,7 @@ def check_value_space(name, old, new, hours_range):
         raise AssertionError(name)
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 @settings(max_examples=20, deadline=None)
 @given(instance=instances, seed=st.integers(0, 10_000))
 def test_returned_steps_respect_actions(

@@ -332,6 +332,7 @@ def frozen_explainer(model, actions, **params):
     )
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 def test_scorer_agrees_with_the_metrics_and_score(
     credit_data,
     credit_model,
@@ -354,6 +355,7 @@ def test_scorer_agrees_with_the_metrics_and_score(
     assert len(found) == len(rows)
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 def test_grid_search_explains_once_per_candidate_and_fold(
     credit_data, credit_model, credit_actions, credit_rejected, count_explain
 ):
@@ -479,6 +481,7 @@ def readme_snippet():
     return match.group(1)
 
 
+@pytest.mark.slow  # several seconds: CI's slow step runs it
 def test_readme_grid_search_snippet_runs_as_written():
     code = readme_snippet()
     printed = io.StringIO()
