@@ -882,50 +882,6 @@ def _value_count(space, current):
     return np.maximum(rank, 0).astype(float)
 
 
-def _move(block, owner, keys, positions, toward, goal=None):
-    """Move each row's value key of step ``positions[row]`` (-1: none) toward
-    the least change (``"least"``: see :func:`_pull_back`), or away from it
-    (``"far"``) as far as the sequence stays valid (in place).
-
-    ``goal`` (far moves): where a row goes from its least change instead,
-    NaN for the rows that go from their value to the far end on its side.
-    """
-    if toward == "least":
-        return _pull_back(block, owner, keys, positions)
-    n_actions = block.problem.n_actions
-    paths = block.simulate(owner, keys, record=True)
-    rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
-    if rows.size == 0:
-        return
-    least = _least_keys(block, paths, rows, positions[rows])
-    column = n_actions + paths.order[rows, positions[rows]]
-    current = keys[rows, column]
-    # the far end of the value space, on the side of the found change
-    far = np.where(current > least, 1.0, 0.0)
-    if goal is not None:
-        given = np.isfinite(goal[rows])
-        far = np.where(given, goal[rows], far)
-        current = np.where(given, least, current)
-    movable = np.isfinite(least) & (np.abs(far - current) > KEY_TOLERANCE)
-    rows, column = rows[movable], column[movable]
-    valid_key, trial_key = current[movable], far[movable]
-    if rows.size == 0:
-        return
-    reached = _valid(block, owner, keys, rows, column, trial_key)
-    valid_key[reached] = trial_key[reached]
-    pending = ~reached
-    for _ in range(MAX_BISECTIONS):
-        pending &= np.abs(trial_key - valid_key) > KEY_TOLERANCE
-        if not pending.any():
-            break
-        index = np.flatnonzero(pending)
-        mid = (valid_key[index] + trial_key[index]) / 2
-        valid = _valid(block, owner, keys, rows[index], column[index], mid)
-        valid_key[index[valid]] = mid[valid]
-        trial_key[index[~valid]] = mid[~valid]
-    keys[rows, column] = valid_key
-
-
 def _pull_back(block, owner, keys, positions):
     """Move each row's value key of step ``positions[row]`` (-1: none) from
     the found value toward the least change, to the cheapest value that keeps
@@ -1097,9 +1053,3 @@ def _drop(block, owner, keys, position):
         judged.F[:, cost] <= paths.sequence_cost[rows] + COST_TOLERANCE
     )
     keys[rows[keep], column[keep]] = INACTIVE
-
-
-def _valid(block, owner, keys, rows, column, values):
-    """Whether the sequences ``rows`` stay valid with value keys ``values`` in
-    ``column``."""
-    return block.judge(owner[rows], _with_keys(keys, rows, column, values)).feasible
