@@ -2,12 +2,18 @@
 values, the cheapest valid value rather than the nearest, inserted enabling
 steps, ``n_generations="auto"``, the same cheapest plan whatever the seed."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from bench_exact import captured_block  # noqa: E402
 
 SEEDS = range(5)
 
@@ -263,24 +269,11 @@ class RuleOfTwo:
 
 
 def _block_of(explainer, row):
-    """The engine's block of one row, as ``explain`` builds it."""
-    import sklearn_cscf._driver as driver
-    from sklearn_cscf._engine import Block
-
-    seen = {}
-    original = driver.explain_block
-
-    def capture(problem, x0, targets, seeds, errors="warn"):
-        seen.update(problem=problem, x0=x0, targets=targets, seeds=seeds)
-        return original(problem, x0, targets, seeds, errors)
-
-    driver.explain_block = capture
-    try:
-        explainer.set_params(population_size=2, n_generations=1, refine=False)
-        explainer.explain(row)
-    finally:
-        driver.explain_block = original
-    return Block(seen["problem"], seen["x0"], seen["targets"], seen["seeds"])
+    """The engine's block of one row, as ``explain`` builds it (the exact
+    reference's own capture, ``bench_exact.captured_block``)."""
+    block = captured_block(explainer, row)
+    assert block is not None, "the row needed no search"
+    return block
 
 
 def _genotype(block, steps):
