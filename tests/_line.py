@@ -4,6 +4,8 @@ accepted when income - debt is large (the fixtures ``line_data`` and
 
 import warnings
 
+import pandas as pd
+
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 
 SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
@@ -55,3 +57,25 @@ def only_message(frame):
     kinds = {m.split(";")[0].split(" with ")[0] for m in messages}
     assert len(kinds) == 1, messages
     return messages[0]
+
+
+class OnDummies:
+    """A duck-typed fitted classifier for a ``model`` trained on
+    ``pd.get_dummies`` of the rows: it one-hot encodes what it is asked about
+    (a column it never saw is 0)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.classes_ = model.classes_
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, frame):
+        dummies = pd.get_dummies(frame, dtype=float)
+        return self.model.predict_proba(
+            dummies.reindex(columns=self.model.feature_names_in_, fill_value=0.0)
+        )
+
+    def predict(self, frame):
+        return self.classes_[self.predict_proba(frame).argmax(axis=1)]

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from _line import OnDummies
 from hypothesis import settings
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
@@ -316,23 +317,10 @@ def dummies_explained():
     y = ((X["income"] > 50) & (X["debt"] < 20_000)).astype(int)
     model = LogisticRegression(max_iter=2000).fit(pd.get_dummies(X, dtype=float), y)
 
-    class Dummies:
-        classes_ = model.classes_
-
-        def __sklearn_is_fitted__(self):
-            return True
-
-        def predict_proba(self, frame):
-            dummies = pd.get_dummies(frame, dtype=float)
-            return model.predict_proba(
-                dummies.reindex(columns=model.feature_names_in_, fill_value=0.0)
-            )
-
-        def predict(self, frame):
-            return self.classes_[self.predict_proba(frame).argmax(axis=1)]
+    dummies = OnDummies(model)
 
     explainer = SequentialCounterfactualExplainer(
-        Dummies(),
+        dummies,
         actions=[
             Action("earn", "income", direction="increase"),
             Action("repay", "debt", direction="decrease"),
@@ -343,7 +331,7 @@ def dummies_explained():
         random_state=0,
         n_jobs=1,
     ).fit(X)
-    rejected = X[Dummies().predict(X) == 0].head(4)
+    rejected = X[dummies.predict(X) == 0].head(4)
     explanations, details = explainer.explain(rejected, return_details=True)
     assert (explanations["status"] == "ok").any()
     return explainer, rejected, explanations, details

@@ -6,6 +6,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
+from _line import OnDummies
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import (
@@ -213,20 +214,7 @@ def test_actions_run_in_the_explainer_mixed_with_hand_written_ones(people):
     )
     model = LogisticRegression(max_iter=2000).fit(pd.get_dummies(X, dtype=float), y)
 
-    class OnDummies:
-        classes_ = model.classes_
-
-        def __sklearn_is_fitted__(self):
-            return True
-
-        def predict_proba(self, frame):
-            dummies = pd.get_dummies(frame, dtype=float)
-            return model.predict_proba(
-                dummies.reindex(columns=model.feature_names_in_, fill_value=0.0)
-            )
-
-        def predict(self, frame):
-            return self.classes_[self.predict_proba(frame).argmax(axis=1)]
+    dummies = OnDummies(model)
 
     actions = make_actions(
         X,
@@ -237,14 +225,14 @@ def test_actions_run_in_the_explainer_mixed_with_hand_written_ones(people):
     )
     actions.append(Action("move_home", "housing", values="own", cost=lambda b, a: 5.0))
     explainer = SequentialCounterfactualExplainer(
-        OnDummies(),
+        dummies,
         actions=actions,
         population_size=60,
         n_generations=15,
         random_state=0,
         n_jobs=1,
     ).fit(X)
-    rejected = X[OnDummies().predict(X) == 0].head(4)
+    rejected = X[dummies.predict(X) == 0].head(4)
     explanations = explainer.explain(rejected)
     ok = explanations[explanations["status"] == "ok"]
     assert len(ok)
