@@ -132,7 +132,9 @@ def gower_distance(x0, states, schema, work=None):
     Numeric features contribute ``|diff| / range`` (the range learned in
     ``fit``; it can exceed 1 for values outside that range), categorical
     features a 0/1 mismatch; a missing value differs from any value. The
-    contributions are averaged over all features.
+    contributions are averaged over all features. A contribution that would
+    overflow (a range below the smallest normal float) is capped, so the
+    distance is always finite.
 
     Parameters
     ----------
@@ -165,7 +167,11 @@ def _gower_parts(a, b, span, categorical, work=None):
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
     scaled = ~np.isnan(span) & (span > 0) & ~categorical
     # divided, not multiplied by 1 / span, which overflows for a span below
-    # the smallest normal float
+    # the smallest normal float; a quotient that still overflows (a span of
+    # 1e-313 and a step of 1) is capped so that the mean over the features
+    # stays finite: an infinite objective would tie every such plan and hide
+    # which dominates which
+    cap = np.finfo(float).max / (4 * max(shape[-1], 1)) if shape else np.inf
     part = work.full("gower_parts", shape, 0.0)
     difference = work.empty("gower_difference", shape)
     flags = work.empty("gower_flags", shape, bool)
@@ -173,6 +179,7 @@ def _gower_parts(a, b, span, categorical, work=None):
         np.subtract(a, b, out=difference)
         np.abs(difference, out=difference)
         np.divide(difference, span, out=part, where=scaled)
+        np.minimum(part, cap, out=part)
         # categories: the 0/1 mismatch
         np.copyto(part, np.not_equal(a, b, out=flags), where=categorical)
     missing_a = np.isnan(a, out=work.empty("gower_missing_a", np.shape(a), bool))

@@ -301,6 +301,25 @@ def test_gower_distance_on_a_span_below_the_smallest_normal_float():
     np.testing.assert_allclose(distance, [(0.5 + 0.5) / 2, (1.0 + 0.0) / 2])
 
 
+def test_gower_distance_stays_finite_where_the_quotient_overflows():
+    # a step of 1 on a span of 1e-313: |diff| / span overflows; the share is
+    # capped so that the distance is finite, far above any ordinary one
+    schema = FeatureSchema(pd.DataFrame({"a": [0.0, 1e-313], "b": [0.0, 4.0]}))
+    x0 = np.array([0.0, 0.0])
+    states = np.array([[1.0, 0.0], [0.0, 4.0]])
+    with np.errstate(over="raise", invalid="raise"):
+        distance = gower_distance(x0, states, schema)
+    assert np.isfinite(distance).all()
+    assert distance[0] > 1e300 > distance[1] == 0.5
+    # the front of two plans that tie on that capped distance is still found
+    ev = evaluation(
+        F=[[1.0, distance[0], 0.0], [2.0, distance[0], 1.0]],
+        feasible=[1, 1],
+        keys=[b"a", b"b"],
+    )
+    assert pareto_front(ev).tolist() == [0]
+
+
 def test_pareto_front_with_three_objectives_keeps_what_the_third_saves():
     # cost, distance, tweaks
     ev = evaluation(

@@ -8,6 +8,7 @@ the reported states when given. The model's verdicts are in
 :mod:`~sklearn_cscf._replay._verdict`.
 """
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -145,7 +146,10 @@ def differs(defs, column, reported, replayed, how="replayed"):
 
 
 def gower_distance(defs, x0, state):
-    """Gower distance between ``x0`` and ``state`` (see the user guide)."""
+    """Gower distance between ``x0`` and ``state`` (see the user guide): a
+    feature's share is capped at the largest float / (4 * n_features), where
+    a range below the smallest normal float makes it overflow."""
+    cap = sys.float_info.max / (4 * len(defs.names))
     total = 0.0
     for name in defs.names:
         a, b = x0[name], state[name]
@@ -155,7 +159,7 @@ def gower_distance(defs, x0, state):
             total += float(not defs.same(name, a, b))
         else:
             low, high = defs.ranges[name]
-            total += abs(b - a) / (high - low) if high > low else 0.0
+            total += min(abs(b - a) / (high - low), cap) if high > low else 0.0
     return total / len(defs.names)
 
 
