@@ -142,3 +142,52 @@ def test_the_install_cell_installs_the_wheel_or_says_how_to_add_one(
     assert "Kaggle dataset" in message and "SOURCE" in message
     assert "wheel's path" in message and "git+" in message
     assert len(calls) == 2
+
+
+def _simulate_kaggle():
+    pytest.importorskip("nbclient")
+    spec = importlib.util.spec_from_file_location(
+        "simulate_kaggle", NOTEBOOKS / "simulate_kaggle.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_kaggle_simulation_moves_only_the_install_cells_root(name, tmp_path):
+    # docs/notebooks/simulate_kaggle.py --root DIR points /kaggle/input at
+    # DIR/kaggle/input, and the cell then finds the wheel there (the whole
+    # run, in a fresh environment, is a step of .ci/run)
+    import nbformat
+
+    module = _simulate_kaggle()
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    before = [cell.source for cell in notebook.cells]
+    kaggle = tmp_path / "kaggle"
+    module.point_roots(notebook, kaggle)
+    after = [cell.source for cell in notebook.cells]
+    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(changed) == 1
+    head = after[changed[0]].partition("\nif importlib.util.find_spec")[0]
+    names = {}
+    exec(head, names)
+    assert names["WHEEL_ROOTS"][0] == str(kaggle / "input")
+    wheel = kaggle / "input" / module.DATASET / "sklearn_cscf-0.1-py3-none-any.whl"
+    wheel.parent.mkdir(parents=True)
+    wheel.write_bytes(b"")
+    assert names["find_wheels"](names["WHEEL_ROOTS"][:1]) == [str(wheel)]
+
+
+def test_the_kaggle_simulation_refuses_a_folder_it_did_not_make(tmp_path, capsys):
+    module = _simulate_kaggle()
+    (tmp_path / "kaggle").mkdir()
+    wheel = tmp_path / "sklearn_cscf-0.1-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    with pytest.raises(SystemExit):
+        module.main(["--wheel", str(wheel), "--root", str(tmp_path)])
+    assert "exists already" in capsys.readouterr().err
+    assert (tmp_path / "kaggle").is_dir()  # left as it was
+    with pytest.raises(SystemExit):
+        module.main(["--wheel", str(tmp_path / "nothing.whl"), "--root", str(tmp_path)])
+    assert "not a sklearn-cscf wheel" in capsys.readouterr().err
