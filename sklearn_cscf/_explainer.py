@@ -124,9 +124,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         search: each step pulled back to the cheapest value that still
         reaches the target (training values tried, then bisection), other
         orders, steps traded, an action inserted, dropped or swapped, two
-        steps moved together along the decision boundary, and every action
-        alone (see the user guide); at most three times the states the
-        search asked about. Beyond the paper, which ``False`` reproduces.
+        steps moved together along the decision boundary, the dearest step
+        replaced, and every action alone (see the user guide); at most five
+        times the states the search asked about. Beyond the paper, which
+        ``False`` reproduces.
     plausibility : bool or int, default=False
         Beyond the paper: add an objective measuring how far the final state
         lies from real data that reaches the target, the mean Gower distance

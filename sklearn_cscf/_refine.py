@@ -29,11 +29,15 @@ answered by each instance's memo, the search's own):
   largest steps of the discounts it gives later steps.
 - **trades**: one step pushed to the far end of its values (or a share of
   the way), the others re-fitted, the pushed one last: a jump to another
-  corner of the boundary (a tree's boundary is a staircase).
+  corner of the boundary (a tree's boundary is a staircase). A step free
+  both ways is also pushed to the other side of its start (a loan shortened
+  where the search lengthened it).
 - **one action more or less**: a step dropped, an action the plan lacks
   inserted at any position (at the far end of its values, re-fitted last, so
-  that it ends at the smallest value that still pays), an action swapped for
-  another on the same feature; each re-fitted.
+  that it ends at the smallest value that still pays), the plan's dearest
+  step replaced by such an action (a fixed effort traded for a year of
+  waiting), an action swapped for another on the same feature; each
+  re-fitted.
 
 The deeper neighbourhoods (orders, trades, more or less, then joint values
 from the cheapest plans with the new ones among them) start from
@@ -81,7 +85,7 @@ DEEP_SCAN_SUPPORT = 96
 # copies of a step just across the largest discount steps, at most
 ACROSS_STEPS = 3
 # the budget: states asked by refinement, as a share of the search's ...
-REFINE_SHARE = 3.0
+REFINE_SHARE = 5.0
 # ... and at least this many per instance
 MIN_STATES = 4000
 # states a step's pull-back asks about, as estimated to admit candidates
@@ -105,6 +109,8 @@ JOINT_SHARES = 5
 # an inserted step changes its feature by these shares of its value (a
 # list: of the way to its end), and keeps it while the others are re-fitted
 INSERT_SHARES = (1 / 32, 1 / 4)
+# ... and one that replaces the dearest step
+REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 # rounds of the joint move, at most
 JOINT_ROUNDS = 24
 
@@ -570,12 +576,21 @@ def _trades(trials, owner, keys):
             a[movable] for a in (rows, least, column, current)
         )
         far = np.where(current >= least, 1.0, 0.0)
-        for share in (1.0, *TRADE_SHARES):
-            copy = keys[rows].copy()
-            copy[np.arange(rows.size), column] = least + share * (far - least)
-            sources.append(rows)
-            copies.append(copy)
-            last.append(np.full(rows.size, p))
+        # a step free both ways also crosses to the other side of its value
+        # (a loan shortened where it was lengthened)
+        crossing = np.array(
+            [_two_sided(problem.actions[a].space) for a in order[rows, p].tolist()],
+            dtype=bool,
+        ).reshape(-1)
+        for end, sided in ((far, slice(None)), (1.0 - far, crossing)):
+            for share in (1.0, *TRADE_SHARES):
+                copy = keys[rows[sided]].copy()
+                copy[np.arange(copy.shape[0]), column[sided]] = least[sided] + share * (
+                    end[sided] - least[sided]
+                )
+                sources.append(rows[sided])
+                copies.append(copy)
+                last.append(np.full(copy.shape[0], p))
     if not sources:
         return _none(n_actions)
     source = np.concatenate(sources)
@@ -583,6 +598,15 @@ def _trades(trials, owner, keys):
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
     return _fitted(trials, owner[source[by_row]], copy, last)
+
+
+def _two_sided(space):
+    """Whether a step's values lie on both sides of the current one, in an
+    order (a range or ordered values free both ways; not an unordered
+    category)."""
+    if space.direction != "any":
+        return False
+    return getattr(space, "rank_of_code", None) is None
 
 
 def _across(trials, owner, keys, lengths):
@@ -620,14 +644,15 @@ def _more_or_less(trials, owner, keys):
     max_length = problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
     values = keys[:, n_actions:]
-    sources, orders, new_values, last, held = [], [], [], [], []
+    sources, orders, new_values, last, held, ranks = [], [], [], [], [], []
 
-    def add(rows, new_order, value, position, hold=False):
+    def add(rows, new_order, value, position, hold=False, rank=0):
         sources.append(rows)
         orders.append(new_order)
         new_values.append(value)
         last.append(position)
         held.append(np.full(rows.size, hold))
+        ranks.append(np.full(rows.size, rank))
 
     width = order.shape[1]
     for p in range(int(lengths.max(initial=0))):
@@ -639,10 +664,11 @@ def _more_or_less(trials, owner, keys):
         dropped[:, : width - 1] = np.delete(order[rows], p, axis=1)
         add(rows, dropped, values[rows], np.full(rows.size, -1))
     paths = trials.simulate(owner, keys, record=True)
+    inside = np.arange(width)[None, :] < lengths[:, None]
+    dearest_at = np.argmax(np.where(inside, paths.step_cost, -np.inf), axis=1)
     for a, action in enumerate(problem.actions):
-        lacking = ~(order == a).any(axis=1)
-        if max_length is not None:
-            lacking &= lengths < max_length
+        missing = ~(order == a).any(axis=1)
+        lacking = missing if max_length is None else missing & (lengths < max_length)
         for value_key in _far_keys(action.space):
             for p in range(int(lengths.max(initial=0)) + 1):
                 rows = np.flatnonzero(lacking & (lengths >= p))
@@ -659,6 +685,35 @@ def _more_or_less(trials, owner, keys):
                     small = _small_key(action.space, current, least, value_key, share)
                     value[:, a] = np.where(ordered, small, value_key)
                     add(rows, inserted, value, np.full(rows.size, p), True)
+        # replaced: the dearest step dropped and the action inserted instead,
+        # anywhere: with a small change that it keeps while the others are
+        # re-fitted (a fixed effort traded for a year of waiting, say), and
+        # at the far end of its values, re-fitted last
+        replaced = missing & (lengths >= 2)  # one step alone: the singles
+        start = paths.states[:, 0, action.feature]
+        least = action.space.least_change_key(start)
+        ordered = np.isfinite(least)
+        for value_key in _far_keys(action.space):
+            variants = [(np.full(start.shape, value_key), False)]
+            if ordered.any():
+                variants += [
+                    (_small_key(action.space, start, least, value_key, share), True)
+                    for share in REPLACE_SHARES
+                ]
+            for key, hold in variants:
+                for q in range(int(lengths.max(initial=0))):
+                    rows = np.flatnonzero(replaced & (lengths > q))
+                    if hold:
+                        rows = rows[ordered[rows]]
+                    if rows.size == 0:
+                        continue
+                    kept = np.full((rows.size, width), -1)
+                    kept[:, : width - 1] = _without(order[rows], dearest_at[rows])
+                    swapped = np.insert(kept, q, a, axis=1)[:, :width]
+                    value = values[rows].copy()
+                    value[:, a] = key[rows]
+                    # after every other candidate of the instance's plans
+                    add(rows, swapped, value, np.full(rows.size, q), hold, 1)
         # swapped for another action on the same feature
         for b, other in enumerate(problem.actions):
             if b == a or other.feature != action.feature:
@@ -675,13 +730,20 @@ def _more_or_less(trials, owner, keys):
     if not sources:
         return _none(n_actions)
     source = np.concatenate(sources)
-    by_row = np.argsort(source, kind="stable")
+    # by instance, then rank, then plan (the cheapest first)
+    by_row = np.lexsort((source, np.concatenate(ranks), owner[source]))
     source = source[by_row]
     new_order = np.vstack(orders)[by_row]
     new_keys = _genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
     return _fitted(trials, owner[source], new_keys, last, hold)
+
+
+def _without(order, positions):
+    """Each row of ``order`` without its step ``positions[row]`` (one shorter)."""
+    keep = np.arange(order.shape[1])[None, :] != positions[:, None]
+    return order[keep].reshape(order.shape[0], order.shape[1] - 1)
 
 
 def _small_key(space, current, least, far, share):

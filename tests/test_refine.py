@@ -305,6 +305,7 @@ def _stages(block, keys):
     for name, stage in (
         ("orders", _refine._orders),
         ("joint", _refine._joint),
+        ("trades", _refine._trades),
         ("more_or_less", _refine._more_or_less),
     ):
         _, found = stage(trials, owner, keys.copy())
@@ -388,6 +389,72 @@ def test_the_more_or_less_neighbourhood_inserts_the_step_that_pays():
     assert costs["fit"] == pytest.approx(100.0, rel=1e-3)
     assert costs["joint"] >= 100.0
     assert costs["more_or_less"] == pytest.approx(17.0, rel=1e-3)
+
+
+def test_the_trades_neighbourhood_crosses_to_the_other_side_of_a_step():
+    # b - a >= 10 with squared changes: lowering a helps, raising it hurts;
+    # found: a raised to 2, b to 12 (148); a pulled back alone gives a = 0,
+    # b = 10 (100); a pushed a quarter of the way down, b re-fitted: 62.5
+    X = _frame(a=np.linspace(-10, 10, 50), b=np.linspace(0, 20, 50))
+    actions = [
+        Action(
+            "change_a",
+            "a",
+            values=(-10.0, 10.0),
+            cost=lambda b, a: (a["a"] - b["a"]) ** 2,
+        ),
+        Action(
+            "raise_b",
+            "b",
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a: (a["b"] - b["b"]) ** 2,
+        ),
+    ]
+    model = RuleOfTwo(lambda X: X["b"] - X["a"] >= 10)
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
+    costs = _stages(block, _genotype(block, [(0, 0.6), (1, 0.6)]))
+    assert costs["fit"] == pytest.approx(100.0, rel=1e-3)
+    for name in ("orders", "joint"):
+        assert costs[name] >= 100.0 - 1e-6, name
+    assert costs["trades"] == pytest.approx(62.5, rel=1e-2)
+
+
+def test_the_more_or_less_neighbourhood_replaces_the_dearest_step():
+    # a >= 2, and the flag (5) or c >= 1 (1 a unit): found a and the flag,
+    # 4 + 5; a and c cost 4 + 1. Dropping the flag (the dearest step) alone
+    # is not valid, and c inserted beside it only adds to the cost
+    X = _frame(
+        a=np.linspace(0, 20, 50),
+        flag=np.r_[np.zeros(25), np.ones(25)],
+        c=np.linspace(0, 100, 50),
+    )
+    actions = [
+        Action(
+            "raise_a",
+            "a",
+            values=(0.0, 20.0),
+            direction="increase",
+            cost=lambda b, a: (a["a"] - b["a"]) ** 2,
+        ),
+        Action("set_flag", "flag", values=[1.0], cost=lambda b, a: 5.0 + 0 * a["a"]),
+        Action(
+            "raise_c",
+            "c",
+            values=(0.0, 100.0),
+            direction="increase",
+            cost=lambda b, a: a["c"] - b["c"],
+        ),
+    ]
+    model = RuleOfTwo(lambda X: (X["a"] >= 2) & ((X["flag"] == 1) | (X["c"] >= 1)))
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], flag=[0.0], c=[0.0]))
+    costs = _stages(block, _genotype(block, [(0, 0.1), (1, 0.5)]))
+    assert costs["fit"] == pytest.approx(9.0, rel=1e-3)
+    for name in ("orders", "joint", "trades"):
+        assert costs[name] >= 9.0 - 1e-6, name
+    assert costs["more_or_less"] == pytest.approx(5.0, rel=1e-3)
 
 
 # ---------------------------------------------------------------------- #
