@@ -21,10 +21,11 @@ answered by each instance's memo, the search's own):
 - **orders**: every other order of a plan of up to ``ALL_ORDERS_UP_TO`` steps
   (adjacent swaps beyond), its values re-fitted in the new order.
 - **joint values**: two steps moved at once along the decision boundary: one
-  step shrinks a share of its way to its least change, another is re-fitted
-  to make up for it (pulled back further, or pushed as far as needed). A
-  pattern search: the best improving pair of each sequence is kept, the
-  share halves when none improves (``JOINT_SHARES`` times at most). With a
+  step shrinks a share of its way to its least change (or grows as much: a
+  move that overshot), another is re-fitted to make up for it (pulled back
+  further, or pushed as far as needed). A pattern search: the best improving
+  pair of each sequence is kept, the share halves when none improves
+  (``JOINT_SHARES`` times at most). With a
   feature graph, a step that sets a source is also tried just across the
   largest steps of the discounts it gives later steps.
 - **trades**: one step pushed to the far end of its values (or a share of
@@ -502,13 +503,17 @@ def _joint(trials, owner, keys):
                 if pair.size == 0:
                     continue
                 rows = live[inside[pair]]
-                moved = keys[rows].copy()
-                moved[np.arange(pair.size), column[pair]] = current[pair] + share[
-                    rows
-                ] * (least[pair] - current[pair])
-                sources.append(rows)
-                trial_keys.append(moved)
-                refit.append(np.full(pair.size, j))
+                way = least[pair] - current[pair]
+                # toward the least change, and as far away (a step that
+                # overshot: the better point lies between the last two)
+                for sign in (1.0, -1.0):
+                    moved = keys[rows].copy()
+                    moved[np.arange(pair.size), column[pair]] = np.clip(
+                        current[pair] + sign * share[rows] * way, 0.0, 1.0
+                    )
+                    sources.append(rows)
+                    trial_keys.append(moved)
+                    refit.append(np.full(pair.size, j))
         if not sources:
             break
         source = np.concatenate(sources)
