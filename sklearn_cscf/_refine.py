@@ -584,7 +584,7 @@ def _trades(trials, owner, keys):
         # a step free both ways also crosses to the other side of its value
         # (a loan shortened where it was lengthened)
         crossing = np.array(
-            [_two_sided(problem.actions[a].space) for a in order[rows, p].tolist()],
+            [problem.actions[a].space.two_sided for a in order[rows, p].tolist()],
             dtype=bool,
         ).reshape(-1)
         for end, sided in ((far, slice(None)), (1.0 - far, crossing)):
@@ -603,15 +603,6 @@ def _trades(trials, owner, keys):
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
     return _fitted(trials, owner[source[by_row]], copy, last)
-
-
-def _two_sided(space):
-    """Whether a step's values lie on both sides of the current one, in an
-    order (a range or ordered values free both ways; not an unordered
-    category)."""
-    if space.direction != "any":
-        return False
-    return getattr(space, "rank_of_code", None) is None
 
 
 def _across(trials, owner, keys, lengths):
@@ -672,9 +663,10 @@ def _more_or_less(trials, owner, keys):
     inside = np.arange(width)[None, :] < lengths[:, None]
     dearest_at = np.argmax(np.where(inside, paths.step_cost, -np.inf), axis=1)
     for a, action in enumerate(problem.actions):
+        space = action.space
         missing = ~(order == a).any(axis=1)
         lacking = missing if max_length is None else missing & (lengths < max_length)
-        for value_key in _far_keys(action.space):
+        for value_key in action.space.far_keys(INSERTED_VALUES):
             for p in range(int(lengths.max(initial=0)) + 1):
                 rows = np.flatnonzero(lacking & (lengths >= p))
                 if rows.size == 0:
@@ -687,7 +679,7 @@ def _more_or_less(trials, owner, keys):
                 ordered = np.isfinite(least)
                 for share in INSERT_SHARES if ordered.any() else (1.0,):
                     value = values[rows].copy()
-                    small = _small_key(action.space, current, least, value_key, share)
+                    small = space.small_change_key(current, least, value_key, share)
                     value[:, a] = np.where(ordered, small, value_key)
                     add(rows, inserted, value, np.full(rows.size, p), True)
         # replaced: the dearest step dropped and the action inserted instead,
@@ -698,11 +690,11 @@ def _more_or_less(trials, owner, keys):
         start = paths.states[:, 0, action.feature]
         least = action.space.least_change_key(start)
         ordered = np.isfinite(least)
-        for value_key in _far_keys(action.space):
+        for value_key in action.space.far_keys(INSERTED_VALUES):
             variants = [(np.full(start.shape, value_key), False)]
             if ordered.any():
                 variants += [
-                    (_small_key(action.space, start, least, value_key, share), True)
+                    (space.small_change_key(start, least, value_key, share), True)
                     for share in REPLACE_SHARES
                 ]
             for key, hold in variants:
@@ -730,7 +722,7 @@ def _more_or_less(trials, owner, keys):
                 swapped = order[rows].copy()
                 swapped[:, p] = b
                 value = values[rows].copy()
-                value[:, b] = _far_keys(other.space)[0]
+                value[:, b] = other.space.far_keys(INSERTED_VALUES)[0]
                 add(rows, swapped, value, np.full(rows.size, p))
     if not sources:
         return _none(n_actions)
@@ -749,20 +741,6 @@ def _without(order, positions):
     """Each row of ``order`` without its step ``positions[row]`` (one shorter)."""
     keep = np.arange(order.shape[1])[None, :] != positions[:, None]
     return order[keep].reshape(order.shape[0], order.shape[1] - 1)
-
-
-def _small_key(space, current, least, far, share):
-    """The value key of a small change from ``current`` toward the far key
-    ``far``: a range's value moved by ``share`` of its magnitude (of its
-    span's hundredth, at least), a list's ``share`` of the way to its end."""
-    if not hasattr(space, "top"):
-        return least + share * (far - least)
-    low, width = (np.broadcast_to(x, current.shape) for x in space._interval(current))
-    size = np.maximum(np.abs(current), space.span / 100)
-    target = current + np.where(far > least, 1.0, -1.0) * share * size
-    with np.errstate(invalid="ignore", divide="ignore"):
-        key = np.clip((target - low) / width, 0.0, 1.0)
-    return np.where(width > 0, key, least)
 
 
 def _costs(trials, owner, keys):
@@ -788,7 +766,7 @@ def _singles(block, n_instances):
     n_actions = problem.n_actions
     genotypes = []
     for a, action in enumerate(problem.actions):
-        for value_key in _far_keys(action.space):
+        for value_key in action.space.far_keys(INSERTED_VALUES):
             genotype = np.full(2 * n_actions, INACTIVE)
             genotype[a] = 0.0
             genotype[n_actions + a] = value_key
@@ -870,20 +848,6 @@ def _across_discount_steps(block, keys, pushed, rows, paths):
     return np.concatenate(from_rows), np.vstack(copies)
 
 
-def _far_keys(space):
-    """Value keys of a step placed at the far end(s) of its value space: every
-    value (at most ``INSERTED_VALUES``) of an unordered choice."""
-    if getattr(space, "rank_of_code", None) is not None and space.direction == "any":
-        n = space.values.shape[0]
-        slots = np.unique(np.round(np.linspace(0, n - 1, min(n, INSERTED_VALUES))))
-        return ((slots + 0.5) / n).tolist()
-    if space.direction == "increase":
-        return [1.0]
-    if space.direction == "decrease":
-        return [0.0]
-    return [0.0, 1.0]
-
-
 def _least_keys(block, paths, rows, positions):
     """The value key of the least change of each row's step ``positions``."""
     positions = np.broadcast_to(positions, rows.shape)
@@ -906,47 +870,10 @@ def _key_resolution(block, paths, rows, positions):
         chosen = action == a
         compiled = block.problem.actions[a]
         current = paths.states[rows[chosen], positions[chosen], compiled.feature]
-        count = _value_count(compiled.space, current)
+        count = compiled.space.value_count(current)
         with np.errstate(divide="ignore"):
             width[chosen] = np.where(count >= 1, 1.0 / count, 0.0)
     return width
-
-
-def _value_count(space, current):
-    """How many values a step can take from ``current`` (``inf``: a
-    continuous range), as the space's ``interpolate`` counts them."""
-    current = np.asarray(current, dtype=float)
-    if hasattr(space, "top"):  # a range
-        if space.step is None:
-            return np.full(current.shape, np.inf)
-        top = space.top
-        if space.direction == "any":
-            return np.full(current.shape, top + 1)
-        with np.errstate(invalid="ignore"):
-            if space.direction == "increase":
-                low = np.maximum(current, space.low)
-                k_low = np.maximum(np.ceil((low - space.low) / space.step - 1e-9), 0)
-                count = top + 1 - k_low
-            else:
-                width = np.minimum(current, space.high) - space.low
-                count = np.minimum(np.floor(width / space.step + 1e-9), top) + 1
-        return np.nan_to_num(count, nan=0.0)
-    n_all = space.values.shape[0]
-    if space.direction == "any":
-        return np.full(current.shape, float(n_all))
-    if space.rank_of_code is None:
-        if space.direction == "increase":
-            count = n_all - np.searchsorted(space.values, current, side="right")
-        else:
-            count = np.searchsorted(space.values, current, side="left")
-        return np.where(np.isnan(current), 0.0, count).astype(float)
-    last = space.rank_of_code.shape[0] - 1
-    rank = space.rank_of_code[
-        np.minimum(np.nan_to_num(current, nan=-1), last).astype(np.intp)
-    ]
-    if space.direction == "increase":
-        return np.where(rank >= 0, n_all - rank - 1, 0).astype(float)
-    return np.maximum(rank, 0).astype(float)
 
 
 def _pull_back(block, owner, keys, positions):

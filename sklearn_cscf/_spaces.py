@@ -111,6 +111,47 @@ class RangeSpace:
             inside = (position >= 0) & (position < count[:, None])
         return np.where(inside, keys, np.nan)
 
+    @property
+    def two_sided(self):
+        """Whether values lie on both sides of the current one."""
+        return self.direction == "any"
+
+    def far_keys(self, max_values):
+        """Value keys of a step placed at the far end(s) of the range."""
+        del max_values  # a range has two ends at most
+        return {"increase": [1.0], "decrease": [0.0]}.get(self.direction, [0.0, 1.0])
+
+    def small_change_key(self, current, least, far, share):
+        """The value key of a small change from ``current`` toward the far key
+        ``far``: the value moved by ``share`` of its magnitude (of the span's
+        hundredth, at least)."""
+        interval = self._interval(current)
+        low, width = (np.broadcast_to(x, current.shape) for x in interval)
+        size = np.maximum(np.abs(current), self.span / 100)
+        target = current + np.where(far > least, 1.0, -1.0) * share * size
+        with np.errstate(invalid="ignore", divide="ignore"):
+            key = np.clip((target - low) / width, 0.0, 1.0)
+        return np.where(width > 0, key, least)
+
+    def value_count(self, current):
+        """How many values a step can take from ``current`` (``inf``: a
+        continuous range), as :meth:`interpolate` counts them."""
+        current = np.asarray(current, dtype=float)
+        if self.step is None:
+            return np.full(current.shape, np.inf)
+        top = self.top
+        if self.direction == "any":
+            return np.full(current.shape, top + 1)
+        with np.errstate(invalid="ignore"):
+            if self.direction == "increase":
+                low = np.maximum(current, self.low)
+                k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+                count = top + 1 - k_low
+            else:
+                width = np.minimum(current, self.high) - self.low
+                count = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
+        return np.nan_to_num(count, nan=0.0)
+
     def describe(self):
         return (self.low, self.high)
 
@@ -200,3 +241,46 @@ class DiscreteSpace:
         if self.rank_of_code is None:
             return np.where(np.isnan(current), np.nan, key)
         return np.where(current < 0, np.nan, key)
+
+    @property
+    def two_sided(self):
+        """Whether values lie on both sides of the current one, in an order
+        (an ordered list free both ways; not unordered categories)."""
+        return self.direction == "any" and self.rank_of_code is None
+
+    def far_keys(self, max_values):
+        """Value keys of a step placed at the far end(s) of the list: every
+        value (at most ``max_values``, evenly spread) of an unordered
+        choice."""
+        if self.rank_of_code is not None and self.direction == "any":
+            n = self.values.shape[0]
+            slots = np.unique(np.round(np.linspace(0, n - 1, min(n, max_values))))
+            return ((slots + 0.5) / n).tolist()
+        return {"increase": [1.0], "decrease": [0.0]}.get(self.direction, [0.0, 1.0])
+
+    def small_change_key(self, current, least, far, share):
+        """The value key ``share`` of the way from the least change ``least``
+        toward the far key ``far``."""
+        del current
+        return least + share * (far - least)
+
+    def value_count(self, current):
+        """How many values a step can take from ``current``, as
+        :meth:`interpolate` counts them."""
+        current = np.asarray(current, dtype=float)
+        n_all = self.values.shape[0]
+        if self.direction == "any":
+            return np.full(current.shape, float(n_all))
+        if self.rank_of_code is None:
+            if self.direction == "increase":
+                count = n_all - np.searchsorted(self.values, current, side="right")
+            else:
+                count = np.searchsorted(self.values, current, side="left")
+            return np.where(np.isnan(current), 0.0, count).astype(float)
+        last = self.rank_of_code.shape[0] - 1
+        rank = self.rank_of_code[
+            np.minimum(np.nan_to_num(current, nan=-1), last).astype(np.intp)
+        ]
+        if self.direction == "increase":
+            return np.where(rank >= 0, n_all - rank - 1, 0).astype(float)
+        return np.maximum(rank, 0).astype(float)

@@ -45,6 +45,43 @@ def test_scan_keys_are_the_keys_of_the_reachable_training_values(direction, step
             np.testing.assert_array_equal(found, reachable)
 
 
+@pytest.mark.parametrize(
+    "space",
+    [
+        RangeSpace(0, 10, "increase", 1.0),
+        RangeSpace(0, 10, "decrease", 0.7),
+        RangeSpace(0, 10, "any", 2.5),
+        DiscreteSpace([1.0, 3.0, 5.0, 9.0], "increase"),
+        DiscreteSpace([1.0, 3.0, 5.0, 9.0], "decrease"),
+        DiscreteSpace([1.0, 3.0, 5.0, 9.0], "any"),
+        DiscreteSpace([2.0, 0.0, 1.0], "increase", np.array([1, 2, 0, -1])),
+    ],
+)
+def test_value_count_is_what_interpolate_reaches(space):
+    # refinement bisects no finer than one value: the count must be exact
+    current = np.array([0.0, 1.0, 3.0, 4.2, 9.0, 10.0])
+    if space.direction != "any" and getattr(space, "rank_of_code", None) is not None:
+        current = np.array([0.0, 1.0, 2.0])  # category codes
+    keys = np.linspace(0, 1, 2001)
+    counts = space.value_count(current)
+    for value, count in zip(current, counts):
+        values, valid = space.interpolate(keys, np.full(keys.shape, value))
+        reached = np.unique(values[valid]).size if valid.any() else 0
+        assert count == reached, (value, count, reached)
+
+
+def test_the_far_keys_and_the_sides_of_a_space():
+    assert RangeSpace(0, 10, "increase").far_keys(8) == [1.0]
+    assert RangeSpace(0, 10, "any").far_keys(8) == [0.0, 1.0]
+    assert RangeSpace(0, 10, "any").two_sided
+    assert not RangeSpace(0, 10, "decrease").two_sided
+    assert DiscreteSpace([1.0, 2.0], "any").two_sided
+    categories = DiscreteSpace(np.arange(20.0), "any", np.arange(21) - 0)
+    assert not categories.two_sided  # unordered: no sides
+    far = categories.far_keys(8)
+    assert len(far) == 8 and far == sorted(far)  # spread over the values
+
+
 def test_scan_keys_of_a_list_are_its_reachable_values():
     space = DiscreteSpace([1.0, 3.0, 5.0, 9.0], "increase")
     keys = space.scan_keys(np.array([0.0, 3.0, 9.0]))
