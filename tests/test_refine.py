@@ -354,6 +354,18 @@ def _frame(**columns):
     return pd.DataFrame({k: np.asarray(v, dtype=float) for k, v in columns.items()})
 
 
+def _raised_squared(name):
+    """``raise_<name>``: the feature raised within [0, 20], its squared change
+    the cost."""
+    return Action(
+        f"raise_{name}",
+        name,
+        values=(0.0, 20.0),
+        direction="increase",
+        cost=lambda b, a: (a[name] - b[name]) ** 2,
+    )
+
+
 def test_the_orders_neighbourhood_finds_the_cheaper_order():
     # raising b costs twice as much while a is below 1
     X = _frame(a=np.linspace(0, 5, 50), b=np.linspace(0, 20, 50))
@@ -386,16 +398,7 @@ def test_the_orders_neighbourhood_finds_the_cheaper_order():
 def test_the_joint_neighbourhood_spreads_one_change_over_two_steps():
     # squared changes: a + b >= 10 costs least at a = b = 5 (50)
     X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
-    actions = [
-        Action(
-            f"raise_{name}",
-            name,
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a, name=name: (a[name] - b[name]) ** 2,
-        )
-        for name in ("a", "b")
-    ]
+    actions = [_raised_squared(name) for name in ("a", "b")]
     model = RuleOfTwo(lambda X: X["a"] + X["b"] >= 10)
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
@@ -410,13 +413,7 @@ def test_the_more_or_less_neighbourhood_inserts_the_step_that_pays():
     # a >= 10, or a >= 4 with the flag (the flag costs 1): 100 against 17
     X = _frame(a=np.linspace(0, 20, 50), flag=np.r_[np.zeros(25), np.ones(25)])
     actions = [
-        Action(
-            "raise_a",
-            "a",
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a: (a["a"] - b["a"]) ** 2,
-        ),
+        _raised_squared("a"),
         Action("set_flag", "flag", values=[1.0], cost=lambda b, a: 1.0 + 0 * a["a"]),
     ]
     model = RuleOfTwo(lambda X: (X["a"] >= 10) | ((X["a"] >= 4) & (X["flag"] == 1)))
@@ -440,13 +437,7 @@ def test_the_trades_neighbourhood_crosses_to_the_other_side_of_a_step():
             values=(-10.0, 10.0),
             cost=lambda b, a: (a["a"] - b["a"]) ** 2,
         ),
-        Action(
-            "raise_b",
-            "b",
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a: (a["b"] - b["b"]) ** 2,
-        ),
+        _raised_squared("b"),
     ]
     model = RuleOfTwo(lambda X: X["b"] - X["a"] >= 10)
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
@@ -468,13 +459,7 @@ def test_the_more_or_less_neighbourhood_replaces_the_dearest_step():
         c=np.linspace(0, 100, 50),
     )
     actions = [
-        Action(
-            "raise_a",
-            "a",
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a: (a["a"] - b["a"]) ** 2,
-        ),
+        _raised_squared("a"),
         Action("set_flag", "flag", values=[1.0], cost=lambda b, a: 5.0 + 0 * a["a"]),
         Action(
             "raise_c",
@@ -630,16 +615,7 @@ class Refusing:
 
 def test_a_model_refusing_large_calls_explains_every_row():
     X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
-    actions = [
-        Action(
-            f"raise_{name}",
-            name,
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a, name=name: (a[name] - b[name]) ** 2,
-        )
-        for name in ("a", "b")
-    ]
+    actions = [_raised_squared(name) for name in ("a", "b")]
     rows = _frame(a=[0.0, 1.0, 2.0, 3.0], b=[0.0, 2.0, 1.0, 3.0])
     population, batch = 20, 2
     model = Refusing(np.inf)  # fit probes the model on X
