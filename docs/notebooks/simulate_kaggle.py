@@ -146,8 +146,6 @@ def main(argv=None):
         "notebooks", nargs="*", type=Path, help="default: every notebook here"
     )
     args = parser.parse_args(argv)
-    # nothing of this checkout reaches the environment but the wheel
-    os.environ.pop("PYTHONPATH", None)
     wheel = args.wheel.resolve()
     if not wheel.is_file() or not wheel.name.startswith("sklearn_cscf-"):
         parser.error(f"--wheel {args.wheel}: not a sklearn-cscf wheel")
@@ -158,6 +156,8 @@ def main(argv=None):
     if moved:
         print(f"layout under {kaggle}; the install cells search it for /kaggle/input")
     failed = []
+    # nothing of this checkout reaches the environment but the wheel
+    pythonpath = os.environ.pop("PYTHONPATH", None)
     try:
         (kaggle / "input" / DATASET).mkdir(parents=True)
         (kaggle / "working").mkdir()
@@ -190,6 +190,8 @@ def main(argv=None):
                     failed.append(path.name)
     finally:
         shutil.rmtree(kaggle, ignore_errors=True)
+        if pythonpath is not None:
+            os.environ["PYTHONPATH"] = pythonpath
     if failed:
         print(f"\nfailed on Kaggle's layout: {failed}", file=sys.stderr)
         return 1
