@@ -567,6 +567,7 @@ def _trades(trials, owner, keys):
     if several.size == 0:
         return _none(n_actions)
     paths = trials.simulate(owner[several], keys[several], record=True)
+    two_sided = np.array([action.space.two_sided for action in problem.actions])
     sources, copies, last = [], [], []
     for p in range(int(lengths.max())):
         inside = np.flatnonzero(lengths[several] > p)
@@ -583,10 +584,7 @@ def _trades(trials, owner, keys):
         far = np.where(current >= least, 1.0, 0.0)
         # a step free both ways also crosses to the other side of its value
         # (a loan shortened where it was lengthened)
-        crossing = np.array(
-            [problem.actions[a].space.two_sided for a in order[rows, p].tolist()],
-            dtype=bool,
-        ).reshape(-1)
+        crossing = two_sided[order[rows, p]]
         for end, sided in ((far, slice(None)), (1.0 - far, crossing)):
             for share in (1.0, *TRADE_SHARES):
                 copy = keys[rows[sided]].copy()
@@ -596,20 +594,13 @@ def _trades(trials, owner, keys):
                 sources.append(rows[sided])
                 copies.append(copy)
                 last.append(np.full(copy.shape[0], p))
-    if not sources:
-        return _none(n_actions)
-    source = np.concatenate(sources)
-    by_row = np.argsort(source, kind="stable")
-    copy = np.vstack(copies)[by_row]
-    last = np.concatenate(last)[by_row]
-    return _fitted(trials, owner[source[by_row]], copy, last)
+    return _refit_last(trials, owner, sources, copies, last)
 
 
 def _across(trials, owner, keys, lengths):
     """Copies whose step that sets a source of the feature graph is just
     across the largest steps of its discounts (see
     :func:`_across_discount_steps`), the other steps then re-fitted."""
-    n_actions = trials.problem.n_actions
     sources, copies, last = [], [], []
     for position in range(int(lengths.max())):
         rows = np.flatnonzero(lengths > position)
@@ -621,15 +612,20 @@ def _across(trials, owner, keys, lengths):
         sources.append(source)
         copies.append(copy)
         last.append(np.full(source.size, position))
+    # the other steps adapt to it, then it is pulled back last
+    return _refit_last(trials, owner, sources, copies, last)
+
+
+def _refit_last(trials, owner, sources, copies, last):
+    """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
+    each one's step ``last`` after the others, in the order of their rows."""
     if not sources:
-        return _none(n_actions)
+        return _none(trials.problem.n_actions)
     source = np.concatenate(sources)
     by_row = np.argsort(source, kind="stable")
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
-    source = source[by_row]
-    # the other steps adapt to it, then it is pulled back last
-    return _fitted(trials, owner[source], copy, last)
+    return _fitted(trials, owner[source[by_row]], copy, last)
 
 
 def _more_or_less(trials, owner, keys):
@@ -656,8 +652,7 @@ def _more_or_less(trials, owner, keys):
         if rows.size == 0:
             continue
         # drop step p: the others re-fitted (they may have to do more)
-        dropped = np.full((rows.size, width), -1)
-        dropped[:, : width - 1] = np.delete(order[rows], p, axis=1)
+        dropped = _without(order[rows], np.full(rows.size, p))
         add(rows, dropped, values[rows], np.full(rows.size, -1))
     paths = trials.simulate(owner, keys, record=True)
     inside = np.arange(width)[None, :] < lengths[:, None]
@@ -666,7 +661,7 @@ def _more_or_less(trials, owner, keys):
         space = action.space
         missing = ~(order == a).any(axis=1)
         lacking = missing if max_length is None else missing & (lengths < max_length)
-        for value_key in action.space.far_keys(INSERTED_VALUES):
+        for value_key in space.far_keys(INSERTED_VALUES):
             for p in range(int(lengths.max(initial=0)) + 1):
                 rows = np.flatnonzero(lacking & (lengths >= p))
                 if rows.size == 0:
@@ -675,7 +670,7 @@ def _more_or_less(trials, owner, keys):
                 # small changes first: part of the way from the least change
                 # toward the far end (an unordered category: its value)
                 current = paths.states[rows, p, action.feature]
-                least = action.space.least_change_key(current)
+                least = space.least_change_key(current)
                 ordered = np.isfinite(least)
                 for share in INSERT_SHARES if ordered.any() else (1.0,):
                     value = values[rows].copy()
@@ -688,9 +683,9 @@ def _more_or_less(trials, owner, keys):
         # at the far end of its values, re-fitted last
         replaced = missing & (lengths >= 2)  # one step alone: the singles
         start = paths.states[:, 0, action.feature]
-        least = action.space.least_change_key(start)
+        least = space.least_change_key(start)
         ordered = np.isfinite(least)
-        for value_key in action.space.far_keys(INSERTED_VALUES):
+        for value_key in space.far_keys(INSERTED_VALUES):
             variants = [(np.full(start.shape, value_key), False)]
             if ordered.any():
                 variants += [
@@ -704,8 +699,7 @@ def _more_or_less(trials, owner, keys):
                         rows = rows[ordered[rows]]
                     if rows.size == 0:
                         continue
-                    kept = np.full((rows.size, width), -1)
-                    kept[:, : width - 1] = _without(order[rows], dearest_at[rows])
+                    kept = _without(order[rows], dearest_at[rows])
                     swapped = np.insert(kept, q, a, axis=1)[:, :width]
                     value = values[rows].copy()
                     value[:, a] = key[rows]
@@ -738,9 +732,12 @@ def _more_or_less(trials, owner, keys):
 
 
 def _without(order, positions):
-    """Each row of ``order`` without its step ``positions[row]`` (one shorter)."""
+    """Each row of ``order`` without its step ``positions[row]``, the later
+    steps moved up and the row padded with ``-1``."""
     keep = np.arange(order.shape[1])[None, :] != positions[:, None]
-    return order[keep].reshape(order.shape[0], order.shape[1] - 1)
+    shorter = np.full(order.shape, -1)
+    shorter[:, :-1] = order[keep].reshape(order.shape[0], order.shape[1] - 1)
+    return shorter
 
 
 def _costs(trials, owner, keys):
