@@ -4,6 +4,7 @@ accepted when income - debt is large (the fixtures ``line_data`` and
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
@@ -79,3 +80,37 @@ class OnDummies:
 
     def predict(self, frame):
         return self.classes_[self.predict_proba(frame).argmax(axis=1)]
+
+
+class RuleModel:
+    """A duck-typed fitted classifier accepting the rows where ``rule`` (a
+    function of the frame) holds."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        accepted = np.asarray(self.rule(X), dtype=float)
+        return np.column_stack([1.0 - accepted, accepted])
+
+    def predict(self, X):
+        return self.predict_proba(X).argmax(axis=1)
+
+
+class Wrapping:
+    """A duck-typed fitted binary classifier around a fitted ``model``; a
+    subclass says how it answers (``predict_proba`` and ``predict``, or
+    only one of them)."""
+
+    classes_ = np.array([0, 1])
+
+    def __init__(self, model):
+        self.model = model
+
+    def __sklearn_is_fitted__(self):
+        return True

@@ -6,23 +6,15 @@ write through."""
 import numpy as np
 import pandas as pd
 import pytest
-from _line import SMALL, earn, explain_rows, line_actions, only_message, repay
+from _line import SMALL, Wrapping, earn, explain_rows, line_actions, only_message, repay
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 
 
-class _NanTolerant:
+class _NanTolerant(Wrapping):
     """Reads a missing income as 0."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, model):
-        self.model = model
-
-    def __sklearn_is_fitted__(self):
-        return True
 
     def predict_proba(self, X):
         return self.model.predict_proba(X.fillna(0.0))

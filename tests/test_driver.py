@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from _line import (
     SMALL,
+    Wrapping,
     line_actions,
 )
 from joblib import parallel_config
@@ -148,17 +149,9 @@ def test_a_nan_the_model_refuses_marks_only_that_row_error(line_data):
     assert (status.drop(rows.index[1]) != "error").all()
 
 
-class FailsOnSomeRows:
+class FailsOnSomeRows(Wrapping):
     """predict_proba raises for any state with ``zip == 13`` (a feature no
     action changes, so only the one person with it is affected)."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, model):
-        self.model = model
-
-    def __sklearn_is_fitted__(self):
-        return True
 
     def predict_proba(self, X):
         if (np.asarray(X["zip"]) == 13).any():

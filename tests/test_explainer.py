@@ -9,6 +9,7 @@ target handling, array input and input errors.
 import numpy as np
 import pandas as pd
 import pytest
+from _line import RuleModel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -503,22 +504,6 @@ def test_a_block_of_instances_shares_each_classifier_call(
 # ---------------------------------------------------------------------- #
 # constraints and value spaces (hypothesis)
 # ---------------------------------------------------------------------- #
-class RuleModel:
-    """Duck-typed fitted classifier accepting the rows where ``rule`` holds."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, rule):
-        self.rule = rule
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-    def predict_proba(self, X):
-        accepted = np.asarray(self.rule(X), dtype=float)
-        return np.column_stack([1.0 - accepted, accepted])
-
-
 LEVELS = ["low", "mid", "high"]
 
 

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from _line import (
     SMALL,
+    Wrapping,
     earn,
     final_states,
     line_actions,
@@ -350,16 +351,8 @@ def test_a_cloned_fitted_model_points_to_frozen_estimator(
         clone(explainer).fit(X)
 
 
-class ArgmaxFreeModel:
+class ArgmaxFreeModel(Wrapping):
     """Duck-typed: predict accepts only when P(1) >= 0.8 (not the arg-max)."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, model):
-        self.model = model
-
-    def __sklearn_is_fitted__(self):
-        return True
 
     def predict_proba(self, X):
         return self.model.predict_proba(X)
@@ -368,15 +361,7 @@ class ArgmaxFreeModel:
         return (self.predict_proba(X)[:, 1] >= 0.8).astype(int)
 
 
-class PredictOnly:
-    classes_ = np.array([0, 1])
-
-    def __init__(self, model):
-        self.model = model
-
-    def __sklearn_is_fitted__(self):
-        return True
-
+class PredictOnly(Wrapping):
     def predict(self, X):
         return self.model.predict(X)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _line import RuleModel
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
@@ -285,26 +286,6 @@ def test_n_generations_must_be_a_positive_number_or_auto(island_data):
 # the local search's neighbourhoods (issue 21), each on a problem where it
 # alone finds the cheaper plan
 # ---------------------------------------------------------------------- #
-class RuleOfTwo:
-    """Accepts ``a + b >= 10 and (flag or a >= 0)`` style rules given as a
-    function of the frame; a duck-typed fitted classifier."""
-
-    classes_ = np.array([0, 1])
-
-    def __init__(self, rule):
-        self.rule = rule
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-    def predict_proba(self, X):
-        accept = np.asarray(self.rule(X), dtype=float)
-        return np.column_stack([1.0 - accept, accept])
-
-    def predict(self, X):
-        return self.predict_proba(X).argmax(axis=1)
-
-
 def _block_of(explainer, row):
     """The engine's block of one row, as ``explain`` builds it (the exact
     reference's own capture, ``bench_exact.captured_block``)."""
@@ -385,7 +366,7 @@ def test_the_orders_neighbourhood_finds_the_cheaper_order():
             cost=lambda b, a: (a["b"] - b["b"]) * np.where(b["a"] < 1, 2, 1),
         ),
     ]
-    model = RuleOfTwo(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    model = RuleModel(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
     # b first (5 x 2 = 10), then a (1): 11; a first: 1 + 5 = 6
@@ -399,7 +380,7 @@ def test_the_joint_neighbourhood_spreads_one_change_over_two_steps():
     # squared changes: a + b >= 10 costs least at a = b = 5 (50)
     X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
     actions = [_raised_squared(name) for name in ("a", "b")]
-    model = RuleOfTwo(lambda X: X["a"] + X["b"] >= 10)
+    model = RuleModel(lambda X: X["a"] + X["b"] >= 10)
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
     # found: a = 2, b = 16; the fit pulls a back to 0 (dropped), b to 10
@@ -416,7 +397,7 @@ def test_the_more_or_less_neighbourhood_inserts_the_step_that_pays():
         _raised_squared("a"),
         Action("set_flag", "flag", values=[1.0], cost=lambda b, a: 1.0 + 0 * a["a"]),
     ]
-    model = RuleOfTwo(lambda X: (X["a"] >= 10) | ((X["a"] >= 4) & (X["flag"] == 1)))
+    model = RuleModel(lambda X: (X["a"] >= 10) | ((X["a"] >= 4) & (X["flag"] == 1)))
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], flag=[0.0]))
     costs = _stages(block, _genotype(block, [(0, 0.7)]))
@@ -439,7 +420,7 @@ def test_the_trades_neighbourhood_crosses_to_the_other_side_of_a_step():
         ),
         _raised_squared("b"),
     ]
-    model = RuleOfTwo(lambda X: X["b"] - X["a"] >= 10)
+    model = RuleModel(lambda X: X["b"] - X["a"] >= 10)
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
     costs = _stages(block, _genotype(block, [(0, 0.6), (1, 0.6)]))
@@ -469,7 +450,7 @@ def test_the_more_or_less_neighbourhood_replaces_the_dearest_step():
             cost=lambda b, a: a["c"] - b["c"],
         ),
     ]
-    model = RuleOfTwo(lambda X: (X["a"] >= 2) & ((X["flag"] == 1) | (X["c"] >= 1)))
+    model = RuleModel(lambda X: (X["a"] >= 2) & ((X["flag"] == 1) | (X["c"] >= 1)))
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], flag=[0.0], c=[0.0]))
     costs = _stages(block, _genotype(block, [(0, 0.1), (1, 0.5)]))
@@ -556,7 +537,7 @@ def test_no_reported_sequence_is_dearer_than_another_order_of_its_steps():
             cost=lambda b, a: (a["b"] - b["b"]) * np.where(b["a"] < 1, 2, 1),
         ),
     ]
-    model = RuleOfTwo(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    model = RuleModel(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
     rows = _frame(a=[0.0, 0.0], b=[0.0, 2.0])
     explainer = SequentialCounterfactualExplainer(
         model,
