@@ -347,8 +347,10 @@ def _raised_squared(name):
     )
 
 
-def test_the_orders_neighbourhood_finds_the_cheaper_order():
-    # raising b costs twice as much while a is below 1
+def _b_dearer_below_one_a(step=None):
+    """Data, actions and model where the order matters: ``a >= 1`` and
+    ``b >= 5`` are both needed, and raising b costs twice as much while a is
+    below 1 (``step``: set_a's grid)."""
     X = _frame(a=np.linspace(0, 5, 50), b=np.linspace(0, 20, 50))
     actions = [
         Action(
@@ -356,6 +358,7 @@ def test_the_orders_neighbourhood_finds_the_cheaper_order():
             "a",
             values=(0.0, 5.0),
             direction="increase",
+            step=step,
             cost=lambda b, a: a["a"] - b["a"],
         ),
         Action(
@@ -367,6 +370,12 @@ def test_the_orders_neighbourhood_finds_the_cheaper_order():
         ),
     ]
     model = RuleModel(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    return X, actions, model
+
+
+def test_the_orders_neighbourhood_finds_the_cheaper_order():
+    # raising b costs twice as much while a is below 1
+    X, actions, model = _b_dearer_below_one_a()
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
     block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
     # b first (5 x 2 = 10), then a (1): 11; a first: 1 + 5 = 6
@@ -519,25 +528,7 @@ def test_no_reported_sequence_is_dearer_than_another_order_of_its_steps():
 
     from sklearn_cscf import replay
 
-    X = _frame(a=np.linspace(0, 5, 50), b=np.linspace(0, 20, 50))
-    actions = [
-        Action(
-            "set_a",
-            "a",
-            values=(0.0, 5.0),
-            direction="increase",
-            step=1.0,
-            cost=lambda b, a: a["a"] - b["a"],
-        ),
-        Action(
-            "raise_b",
-            "b",
-            values=(0.0, 20.0),
-            direction="increase",
-            cost=lambda b, a: (a["b"] - b["b"]) * np.where(b["a"] < 1, 2, 1),
-        ),
-    ]
-    model = RuleModel(lambda X: (X["a"] >= 1) & (X["b"] >= 5))
+    X, actions, model = _b_dearer_below_one_a(step=1.0)
     rows = _frame(a=[0.0, 0.0], b=[0.0, 2.0])
     explainer = SequentialCounterfactualExplainer(
         model,
