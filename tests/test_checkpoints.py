@@ -15,31 +15,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _line import SMALL, line_actions
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_cscf import Action, SequentialCounterfactualExplainer
+from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._checkpoints import MANIFEST, Checkpoint
 
-SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def line_data():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(
-        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
-    )
-    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
-    return X, y
-
-
-def line_actions():
-    return [
-        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
-        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
-    ]
 
 
 class Interruptible:
