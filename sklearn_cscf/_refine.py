@@ -66,8 +66,13 @@ from sklearn_cscf._decoding import decode_order
 from sklearn_cscf._search import Evaluation, first_occurrences, pareto_front
 from sklearn_cscf._simulation import order_keys
 
-# bisection rounds per step: 2**-17 of the key range is below 1e-5
-MAX_BISECTIONS = 17
+# the edge of a step's valid values is searched with EDGE_POINTS evenly
+# spaced keys a round (a (EDGE_POINTS + 1)-ary search: one model call a round
+# narrows the interval as much as log2(EDGE_POINTS + 1) bisections), until the
+# interval holds one value or is below KEY_TOLERANCE (2**-17 of the key range
+# is below 1e-5)
+EDGE_POINTS = 7
+EDGE_ROUNDS = 6
 KEY_TOLERANCE = 2.0**-17
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
@@ -90,7 +95,7 @@ REFINE_SHARE = 5.0
 # ... and at least this many per instance
 MIN_STATES = 4000
 # states a step's pull-back asks about, as estimated to admit candidates
-STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + MAX_BISECTIONS // 2
+STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
 # plans of up to this many steps are tried in every order
 ALL_ORDERS_UP_TO = 4
 # each instance's cheapest distinct plans that the deeper neighbourhoods polish
@@ -521,7 +526,9 @@ def _joint(trials, owner, keys):
         source = source[by_row]
         trial = np.vstack(trial_keys)[by_row]
         refit = np.concatenate(refit)[by_row]
-        admitted = trials.admit(owner[source], SCAN_POINTS + 2 + MAX_BISECTIONS // 2)
+        admitted = trials.admit(
+            owner[source], SCAN_POINTS + 2 + EDGE_ROUNDS * EDGE_POINTS // 2
+        )
         source, trial, refit = source[admitted], trial[admitted], refit[admitted]
         tried = np.zeros(owner.size, dtype=bool)
         tried[source] = True
@@ -923,20 +930,37 @@ def _pull_back(block, owner, keys, positions):
         )
     # keys closer than one value's width of keys hold no value between them
     resolution = np.maximum(_key_resolution(block, paths, rows, steps), KEY_TOLERANCE)
-    for _ in range(MAX_BISECTIONS):
+    for _ in range(EDGE_ROUNDS):
         pending &= np.abs(trial_key - valid_key) > resolution
         if not pending.any():
             break
         index = np.flatnonzero(pending)
-        mid = (valid_key[index] + trial_key[index]) / 2
+        # EDGE_POINTS evenly spaced keys from the valid one toward the trial one
+        points = valid_key[index, None] + (trial_key[index] - valid_key[index])[
+            :, None
+        ] * (np.arange(1, EDGE_POINTS + 1) / (EDGE_POINTS + 1))
+        at = np.repeat(index, EDGE_POINTS)
         judged = block.judge(
-            owner[rows[index]], _with_keys(keys, rows[index], column[index], mid)
+            owner[rows[at]], _with_keys(keys, rows[at], column[at], points.ravel())
         )
-        price = np.where(judged.feasible, judged.F[:, cost], np.inf)
-        better = price <= _bar(bar[index])
-        valid_key[index[better]] = mid[better]
-        bar[index[better]] = np.minimum(bar[index[better]], price[better])
-        trial_key[index[~better]] = mid[~better]
+        price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(
+            points.shape
+        )
+        # walked from the valid key on: a point counts where it is no dearer
+        # than every one counted before it; the last one counted is kept
+        running = bar[index].copy()
+        last = np.full(index.shape[0], -1)
+        for j in range(EDGE_POINTS):
+            ok = price[:, j] <= _bar(running)
+            running = np.where(ok, np.minimum(running, price[:, j]), running)
+            last[ok] = j
+        some = last >= 0
+        kept = np.arange(index.shape[0])[some]
+        valid_key[index[some]] = points[kept, last[some]]
+        bar[index] = running
+        after = last + 1
+        inner = after < EDGE_POINTS
+        trial_key[index[inner]] = points[np.flatnonzero(inner), after[inner]]
     keys[rows, column] = valid_key
 
 

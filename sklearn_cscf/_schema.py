@@ -288,7 +288,9 @@ class FeatureSchema:
     def encode_labels(self, j, labels, *, what):
         """Codes (float; -1 for a missing value) of labels of categorical ``j``."""
         labels = np.asarray(labels, dtype=object).ravel()
-        codes = self._lookup[j].get_indexer(labels)
+        # an object Index: pandas would otherwise infer (and convert to) a
+        # string dtype on every call, the most of its cost
+        codes = self._lookup[j].get_indexer(pd.Index(labels, dtype=object))
         unknown = codes < 0
         if unknown.any():
             missing = pd.isna(labels)
