@@ -314,17 +314,17 @@ def _least_cost(block, keys):
 def _stages(block, keys):
     """The least cost after the fit alone, and after each neighbourhood
     (each from ``keys``)."""
-    from sklearn_cscf import _refine
+    from sklearn_cscf._refine import _fit, _moves, _polish
 
-    trials = _refine._Budgeted(block, [1e9])
+    trials = _polish.Budgeted(block, [1e9])
     owner = np.zeros(keys.shape[0], np.intp)
-    _, fitted = _refine._fitted(trials, owner, keys.copy())
+    _, fitted = _fit.fitted(trials, owner, keys.copy())
     out = {"fit": _least_cost(block, fitted)}
     for name, stage in (
-        ("orders", _refine._orders),
-        ("joint", _refine._joint),
-        ("trades", _refine._trades),
-        ("more_or_less", _refine._more_or_less),
+        ("orders", _moves.other_orders),
+        ("joint", _moves.joint_moves),
+        ("trades", _moves.trades),
+        ("more_or_less", _moves.more_or_less),
     ):
         _, found = stage(trials, owner, keys.copy())
         out[name] = min(_least_cost(block, found), _least_cost(block, keys))

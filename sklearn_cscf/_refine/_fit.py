@@ -1,0 +1,357 @@
+"""Refinement's values: each step of a sequence pulled back to the edge of
+its valid values, and steps dropped that do not pay (the *fit* neighbourhood of
+:mod:`sklearn_cscf._refine`, which every other neighbourhood re-fits with)."""
+
+import numpy as np
+
+from sklearn_cscf._decoding import decode_order
+
+# the edge of a step's valid values is searched with EDGE_POINTS evenly
+# spaced keys a round (a (EDGE_POINTS + 1)-ary search: one model call a round
+# narrows the interval as much as log2(EDGE_POINTS + 1) bisections), until the
+# interval holds one value or is below KEY_TOLERANCE (2**-17 of the key range
+# is below 1e-5)
+EDGE_POINTS = 7
+
+
+EDGE_ROUNDS = 6
+
+
+KEY_TOLERANCE = 2.0**-17
+
+
+# a refined sequence must be cheaper by more than this to count as improved
+COST_TOLERANCE = 1e-9
+
+
+# a local move must save more than this share of the cost to be taken
+MOVE_TOLERANCE = 1e-6
+
+
+INACTIVE = 1.0  # an action key above 0.5 drops the action
+
+
+# values scanned between the least change and the found one before bisecting
+SCAN_POINTS = 8
+
+
+# training values tried between them, at most
+# (each found plan's first fit: islands of acceptance around training values) ...
+SCAN_SUPPORT = 96
+
+
+# ... and in the deeper neighbourhoods
+DEEP_SCAN_SUPPORT = 96
+
+
+# states a step's pull-back asks about, as estimated to admit candidates
+STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
+
+
+def genotypes_of(order, values, n_actions):
+    """Genotypes applying ``order`` (action indices, ``-1`` padded) with the
+    value keys ``values``."""
+    n = order.shape[0]
+    keys = np.empty((n, 2 * n_actions))
+    keys[:, :n_actions] = INACTIVE
+    keys[:, n_actions:] = values
+    position = np.broadcast_to(np.arange(order.shape[1]), order.shape)
+    rows, steps = np.nonzero(order >= 0)
+    keys[rows, order[rows, steps]] = (position[rows, steps] + 1) / (
+        2.0 * (n_actions + 1)
+    )
+    return keys
+
+
+def fitted(trials, owner, keys, last=None, hold=None):
+    """Each row's steps pulled back in order (``last``: a position per row
+    pulled back after the others, -1 none; ``hold``: rows whose ``last``
+    step keeps its value), then each step dropped where the sequence stays
+    valid and no dearer; only the rows whose estimated states fit their
+    instance's budget are polished. Returns the admitted rows."""
+    n_actions = trials.problem.n_actions
+    max_length = trials.problem.settings.max_sequence_length
+    _, lengths = decode_order(keys, n_actions, max_length)
+    admitted = trials.admit(owner, STEP_STATES * np.maximum(lengths, 1) + lengths)
+    owner, keys, lengths = owner[admitted], keys[admitted], lengths[admitted]
+    if owner.size == 0:
+        return owner, keys
+    width = int(lengths.max(initial=0))
+    if last is not None:
+        last = last[admitted]
+        if hold is not None:
+            last = np.where(hold[admitted], -2 - last, last)
+    for position in range(width):
+        positions = np.full(owner.shape[0], position)
+        if last is not None:
+            # the last position is skipped in place and pulled back at the end
+            skipped = np.where(last <= -2, -2 - last, last)
+            shifted = position + (position >= skipped) * (skipped >= 0)
+            positions = np.where(shifted < lengths, shifted, -1)
+        pull_back(trials, owner, keys, positions)
+    if last is not None:
+        pull_back(trials, owner, keys, last)  # held rows: -2 - p < 0, none
+    for position in reversed(range(width)):
+        _drop(trials, owner, keys, position)
+    return owner, keys
+
+
+def at_far_ends(problem, keys, order):
+    """The genotypes with every active step's value key at the far end of its
+    values, on the side of its current key."""
+    n_actions = problem.n_actions
+    keys = keys.copy()
+    for a, action in enumerate(problem.actions):
+        rows = np.flatnonzero((order == a).any(axis=1))
+        if rows.size == 0:
+            continue
+        direction = action.space.direction
+        current = keys[rows, n_actions + a]
+        if direction == "increase":
+            far = np.ones(rows.size)
+        elif direction == "decrease":
+            far = np.zeros(rows.size)
+        elif getattr(action.space, "rank_of_code", None) is not None:
+            far = current  # an unordered category has no far end
+        else:
+            far = np.where(current >= 0.5, 1.0, 0.0)
+        keys[rows, n_actions + a] = far
+    return keys
+
+
+def without(order, positions):
+    """Each row of ``order`` without its step ``positions[row]``, the later
+    steps moved up and the row padded with ``-1``."""
+    keep = np.arange(order.shape[1])[None, :] != positions[:, None]
+    shorter = np.full(order.shape, -1)
+    shorter[:, :-1] = order[keep].reshape(order.shape[0], order.shape[1] - 1)
+    return shorter
+
+
+def costs(trials, owner, keys):
+    """Sequence cost of each genotype, ``inf`` where it is not valid."""
+    judged = trials.judge(owner, keys)
+    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
+    return np.where(judged.feasible, cost, np.inf)
+
+
+def no_candidates(n_actions):
+    return np.empty(0, dtype=np.intp), np.empty((0, 2 * n_actions))
+
+
+def least_keys(block, paths, rows, positions):
+    """The value key of the least change of each row's step ``positions``."""
+    positions = np.broadcast_to(positions, rows.shape)
+    action = paths.order[rows, positions]
+    least = np.full(rows.shape[0], np.nan)
+    for a in np.unique(action).tolist():
+        chosen = action == a
+        compiled = block.problem.actions[a]
+        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
+        least[chosen] = compiled.space.least_change_key(current)
+    return least
+
+
+def _key_resolution(block, paths, rows, positions):
+    """The width of one value in key space of each row's step ``positions``
+    (``1 / number of values`` reachable; 0 for a continuous range)."""
+    action = paths.order[rows, positions]
+    width = np.zeros(rows.shape[0])
+    for a in np.unique(action).tolist():
+        chosen = action == a
+        compiled = block.problem.actions[a]
+        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
+        count = compiled.space.value_count(current)
+        with np.errstate(divide="ignore"):
+            width[chosen] = np.where(count >= 1, 1.0 / count, 0.0)
+    return width
+
+
+def pull_back(block, owner, keys, positions):
+    """Move each row's value key of step ``positions[row]`` (-1: none) from
+    the found value toward the least change, to the cheapest value that keeps
+    the sequence valid (in place).
+
+    The model's acceptance need not be monotone along a step's values (a tree
+    accepts islands of them, around values seen in training), and a step's
+    value also sets the discounts of the steps after it (a feature graph's
+    tau functions are often step functions). So the values tried are evenly
+    spaced keys from the least change to the found one and every training
+    value between them; the valid one of least sequence cost is kept (the
+    nearest to the least change among equals), then bisected toward its
+    neighbour on the side of the least change while the sequence stays valid
+    and no more expensive: the edge of an island, or of a discount step.
+    Where no value up to the found one is valid (the other steps have
+    changed since it was found), the values beyond it, toward the far end of
+    the value space, are tried the same way.
+    """
+    n_actions = block.problem.n_actions
+    cost = block.problem.slices["sequence_cost"].start
+    paths = block.simulate(owner, keys, record=True)
+    rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
+    if rows.size == 0:
+        return
+    steps = positions[rows]
+    least = least_keys(block, paths, rows, steps)
+    column = n_actions + paths.order[rows, steps]
+    current = keys[rows, column]
+    movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
+    rows, steps, column = rows[movable], steps[movable], column[movable]
+    least, current = least[movable], current[movable]
+    if rows.size == 0:
+        return
+    grid = _scan_grid(block, paths, rows, steps, least, current)
+    valid_key, trial_key, bar, pending = _cheapest_on_grid(
+        block, owner, keys, rows, column, grid, current
+    )
+    # no valid value up to the found one (the other steps changed since):
+    # the step may have to do more, toward the far end of its value space
+    lost = np.flatnonzero(~np.isfinite(bar))
+    if lost.size:
+        far = np.where(current[lost] > least[lost], 1.0, 0.0)
+        grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
+        (valid_key[lost], trial_key[lost], bar[lost], pending[lost]) = (
+            _cheapest_on_grid(
+                block, owner, keys, rows[lost], column[lost], grid, current[lost]
+            )
+        )
+    # keys closer than one value's width of keys hold no value between them
+    resolution = np.maximum(_key_resolution(block, paths, rows, steps), KEY_TOLERANCE)
+    for _ in range(EDGE_ROUNDS):
+        pending &= np.abs(trial_key - valid_key) > resolution
+        if not pending.any():
+            break
+        index = np.flatnonzero(pending)
+        # EDGE_POINTS evenly spaced keys from the valid one toward the trial one
+        points = valid_key[index, None] + (trial_key[index] - valid_key[index])[
+            :, None
+        ] * (np.arange(1, EDGE_POINTS + 1) / (EDGE_POINTS + 1))
+        at = np.repeat(index, EDGE_POINTS)
+        judged = block.judge(
+            owner[rows[at]], _with_keys(keys, rows[at], column[at], points.ravel())
+        )
+        price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(
+            points.shape
+        )
+        # walked from the valid key on: a point counts where it is no dearer
+        # than every one counted before it; the last one counted is kept
+        running = bar[index].copy()
+        last = np.full(index.shape[0], -1)
+        for j in range(EDGE_POINTS):
+            ok = price[:, j] <= _bar(running)
+            running = np.where(ok, np.minimum(running, price[:, j]), running)
+            last[ok] = j
+        some = last >= 0
+        kept = np.arange(index.shape[0])[some]
+        valid_key[index[some]] = points[kept, last[some]]
+        bar[index] = running
+        after = last + 1
+        inner = after < EDGE_POINTS
+        trial_key[index[inner]] = points[np.flatnonzero(inner), after[inner]]
+    keys[rows, column] = valid_key
+
+
+def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
+    """Each row's genotype tried with every value key of its row of ``grid``
+    in ``column`` (one model call): the key of the cheapest valid sequence
+    (the first among equals; ``current`` where none is valid), the key before
+    it in the grid (to bisect toward), its cost (``inf``: none valid) and
+    whether there is anything between the two to bisect."""
+    cost = block.problem.slices["sequence_cost"].start
+    # a row's repeated keys (equal keys lie side by side: the grid is sorted
+    # by distance) are asked about once: the grid's width depends on the
+    # other rows of the block, what a row asks about must not
+    first = np.ones(grid.shape, dtype=bool)
+    first[:, 1:] = grid[:, 1:] != grid[:, :-1]
+    at, point = np.nonzero(first)
+    judged = block.judge(
+        owner[rows[at]], _with_keys(keys, rows[at], column[at], grid[at, point])
+    )
+    price = np.full(grid.shape, np.inf)
+    price[at, point] = np.where(judged.feasible, judged.F[:, cost], np.inf)
+    best = price.min(axis=1)
+    some = np.isfinite(best)
+    chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
+    at = np.arange(rows.shape[0])
+    valid_key = np.where(some, grid[at, chosen], current)
+    trial_key = np.where(
+        some & (chosen > 0), grid[at, np.maximum(chosen - 1, 0)], valid_key
+    )
+    return valid_key, trial_key, best, some & (chosen > 0)
+
+
+def _bar(cost):
+    """Costs no more than ``cost``, up to rounding."""
+    return cost + COST_TOLERANCE * (1.0 + np.abs(cost))
+
+
+def _scan_grid(block, paths, rows, steps, least, current):
+    """The value keys tried for each row's step, ordered from the least change
+    to the found value (the last column): evenly spaced ones and the keys of
+    the training values between (at most ``SCAN_SUPPORT``; repeats of the
+    found key pad the rows with fewer)."""
+    fractions = np.arange(SCAN_POINTS + 1) / SCAN_POINTS
+    even = least[:, None] + (current - least)[:, None] * fractions
+    even[:, -1] = current  # exactly: the rows' padding repeats it
+    extra = np.full((rows.shape[0], 0), np.nan)
+    action = block.problem.actions
+    order = paths.order[rows, steps]
+    parts = []
+    for a in np.unique(order).tolist():
+        chosen = np.flatnonzero(order == a)
+        compiled = action[a]
+        value = paths.states[rows[chosen], steps[chosen], compiled.feature]
+        parts.append((chosen, compiled.space.scan_keys(value)))
+    width = max(keys.shape[1] for _, keys in parts)
+    if width:
+        extra = np.full((rows.shape[0], width), np.nan)
+        for chosen, keys in parts:
+            extra[chosen, : keys.shape[1]] = keys
+    low, high = np.minimum(least, current), np.maximum(least, current)
+    with np.errstate(invalid="ignore"):
+        between = (extra > low[:, None]) & (extra < high[:, None])
+    distance = np.where(between, np.abs(extra - least[:, None]), np.inf)
+    nearest = np.argsort(distance, axis=1, kind="stable")
+    extra = np.take_along_axis(extra, nearest, axis=1)
+    count = between.sum(axis=1)
+    width = int(min(count.max(initial=0), getattr(block, "support", SCAN_SUPPORT)))
+    if width:
+        # at most SCAN_SUPPORT of them per row, spread evenly over their ranks
+        slots = np.arange(width)[None, :]
+        spread = np.round(slots * (count[:, None] - 1) / max(width - 1, 1)).astype(
+            np.intp
+        )
+        slots = np.where(count[:, None] > width, spread, slots)
+        picked = np.take_along_axis(extra, np.minimum(slots, extra.shape[1] - 1), 1)
+        picked = np.where(slots < count[:, None], picked, current[:, None])
+        grid = np.hstack([even, picked])
+    else:
+        grid = even
+    distance = np.abs(grid - least[:, None])
+    return np.take_along_axis(grid, np.argsort(distance, axis=1, kind="stable"), 1)
+
+
+def _with_keys(keys, rows, column, values):
+    """Copies of the genotypes ``rows`` with ``values`` in ``column``."""
+    trial = keys[rows].copy()
+    trial[np.arange(rows.shape[0]), column] = values
+    return trial
+
+
+def _drop(block, owner, keys, position):
+    """Drop each sequence's step ``position`` where the sequence stays valid and
+    gets no more expensive (in place)."""
+    problem = block.problem
+    paths = block.simulate(owner, keys)
+    rows = np.flatnonzero(paths.lengths > position)
+    if rows.size == 0:
+        return
+    column = paths.order[rows, position]
+    cost = problem.slices["sequence_cost"].start
+    trial = keys[rows].copy()
+    trial[np.arange(rows.shape[0]), column] = INACTIVE
+    judged = block.judge(owner[rows], trial)
+    keep = judged.feasible & (
+        judged.F[:, cost] <= paths.sequence_cost[rows] + COST_TOLERANCE
+    )
+    keys[rows[keep], column[keep]] = INACTIVE

@@ -1,0 +1,482 @@
+"""Refinement's deeper neighbourhoods: other orders, joint values, trades,
+one action more or less, every action alone and steps across discount steps
+(see :mod:`sklearn_cscf._refine`). Each returns new candidate genotypes,
+re-fitted by :func:`~sklearn_cscf._refine._fit.fitted`."""
+
+from itertools import permutations
+
+import numpy as np
+
+from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._refine._fit import (
+    COST_TOLERANCE,
+    EDGE_POINTS,
+    EDGE_ROUNDS,
+    INACTIVE,
+    KEY_TOLERANCE,
+    MOVE_TOLERANCE,
+    SCAN_POINTS,
+    at_far_ends,
+    costs,
+    fitted,
+    genotypes_of,
+    least_keys,
+    no_candidates,
+    pull_back,
+    without,
+)
+
+# values of an unordered category tried when a step is inserted, at most
+INSERTED_VALUES = 8
+
+
+# copies of a step just across the largest discount steps, at most
+ACROSS_STEPS = 3
+
+
+# plans of up to this many steps are tried in every order
+ALL_ORDERS_UP_TO = 4
+
+
+# a traded step's shares of the way from its least change to its far end
+TRADE_SHARES = (1 / 4, 1 / 16)
+
+
+# the joint move's first share of the way to the least change, and halvings
+JOINT_FIRST_SHARE = 0.5
+
+
+JOINT_SHARES = 5
+
+
+# an inserted step changes its feature by these shares of its value (a
+# list: of the way to its end), and keeps it while the others are re-fitted
+INSERT_SHARES = (1 / 32, 1 / 4)
+
+
+# ... and one that replaces the dearest step
+REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
+
+
+# rounds of the joint move, at most
+JOINT_ROUNDS = 24
+
+
+def other_orders(trials, owner, keys):
+    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
+    adjacent swaps of longer ones, values re-fitted in the new order."""
+    n_actions = trials.problem.n_actions
+    max_length = trials.problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    sources, orders = [], []
+    for length in np.unique(lengths).tolist():
+        if length < 2:
+            continue
+        rows = np.flatnonzero(lengths == length)
+        if length <= ALL_ORDERS_UP_TO:
+            moves = list(permutations(range(length)))[1:]
+        else:
+            moves = []
+            for p in range(length - 1):
+                move = list(range(length))
+                move[p], move[p + 1] = move[p + 1], move[p]
+                moves.append(tuple(move))
+        for move in moves:
+            new = order[rows].copy()
+            new[:, :length] = order[rows][:, list(move)]
+            sources.append(rows)
+            orders.append(new)
+    if not sources:
+        return no_candidates(n_actions)
+    source = np.concatenate(sources)
+    new_order = np.vstack(orders)
+    by_row = np.argsort(source, kind="stable")  # owner order kept
+    source, new_order = source[by_row], new_order[by_row]
+    new_owner = owner[source]
+    new_keys = genotypes_of(new_order, keys[source, n_actions:], n_actions)
+    # where the found values are not valid in the new order, every step
+    # starts from the far end of its values
+    admitted = trials.admit(new_owner, 1)
+    new_owner, new_keys, new_order = (
+        new_owner[admitted],
+        new_keys[admitted],
+        new_order[admitted],
+    )
+    if new_owner.size == 0:
+        return no_candidates(n_actions)
+    judged = trials.judge(new_owner, new_keys)
+    lost = np.flatnonzero(~judged.feasible)
+    if lost.size:
+        new_keys[lost] = at_far_ends(trials.problem, new_keys[lost], new_order[lost])
+    return fitted(trials, new_owner, new_keys)
+
+
+def joint_moves(trials, owner, keys):
+    """Two steps moved together along the decision boundary (see the module's
+    docstring): a pattern search over each sequence's ordered pairs of
+    steps, in lock step over the rows. Returns the rows it improved."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    keys = keys.copy()
+    _, lengths = decode_order(keys, n_actions, max_length)
+    keep = lengths >= 2
+    owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
+    if owner.size == 0:
+        return no_candidates(n_actions)
+    cost = costs(trials, owner, keys)
+    share = np.full(owner.size, JOINT_FIRST_SHARE)
+    halvings = np.zeros(owner.size, dtype=np.intp)
+    improved = np.zeros(owner.size, dtype=bool)
+    width = int(lengths.max())
+    extra_owner, extra_keys = [], []
+    if problem.graph.edges:
+        across = _across(trials, owner, keys, lengths)
+        extra_owner.append(across[0])
+        extra_keys.append(across[1])
+    for _ in range(JOINT_ROUNDS):
+        live = np.flatnonzero((halvings < JOINT_SHARES) & np.isfinite(cost))
+        if live.size == 0:
+            break
+        paths = trials.simulate(owner[live], keys[live], record=True)
+        sources, trial_keys, refit = [], [], []
+        for i in range(width):
+            inside = np.flatnonzero(paths.lengths > i)
+            if inside.size == 0:
+                continue
+            least = least_keys(trials, paths, inside, i)
+            column = n_actions + paths.order[inside, i]
+            current = keys[live[inside], column]
+            movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
+            inside, least, column, current = (
+                a[movable] for a in (inside, least, column, current)
+            )
+            for j in range(width):
+                if j == i:
+                    continue
+                pair = np.flatnonzero(paths.lengths[inside] > j)
+                if pair.size == 0:
+                    continue
+                rows = live[inside[pair]]
+                way = least[pair] - current[pair]
+                # toward the least change, and as far away (a step that
+                # overshot: the better point lies between the last two)
+                for sign in (1.0, -1.0):
+                    moved = keys[rows].copy()
+                    moved[np.arange(pair.size), column[pair]] = np.clip(
+                        current[pair] + sign * share[rows] * way, 0.0, 1.0
+                    )
+                    sources.append(rows)
+                    trial_keys.append(moved)
+                    refit.append(np.full(pair.size, j))
+        if not sources:
+            break
+        source = np.concatenate(sources)
+        by_row = np.argsort(source, kind="stable")
+        source = source[by_row]
+        trial = np.vstack(trial_keys)[by_row]
+        refit = np.concatenate(refit)[by_row]
+        admitted = trials.admit(
+            owner[source], SCAN_POINTS + 2 + EDGE_ROUNDS * EDGE_POINTS // 2
+        )
+        source, trial, refit = source[admitted], trial[admitted], refit[admitted]
+        tried = np.zeros(owner.size, dtype=bool)
+        tried[source] = True
+        halvings[~tried] = JOINT_SHARES  # out of budget or nothing to move
+        if source.size == 0:
+            break
+        # the step that makes up is re-fitted by the even grid and bisection
+        # (the training values were scanned when its plan was fitted)
+        support, trials.support = trials.support, 0
+        pull_back(trials, owner[source], trial, refit)
+        trials.support = support
+        price = costs(trials, owner[source], trial)
+        # each row's cheapest trial (the first among equals)
+        order = np.lexsort((price, source))
+        first = order[np.r_[True, np.diff(source[order]) != 0]]
+        row = source[first]
+        better = price[first] < cost[row] - MOVE_TOLERANCE * np.abs(cost[row])
+        keys[row[better]] = trial[first[better]]
+        cost[row[better]] = price[first[better]]
+        improved[row[better]] = True
+        # a move that pays is tried larger next (up to the first share)
+        share[row[better]] = np.minimum(2 * share[row[better]], JOINT_FIRST_SHARE)
+        worse = row[~better]
+        share[worse] /= 2
+        halvings[worse] += 1
+    rows = np.flatnonzero(improved)
+    owners = [owner[rows], *extra_owner]
+    genotypes = [keys[rows], *extra_keys]
+    return np.concatenate(owners), np.vstack(genotypes).reshape(-1, 2 * n_actions)
+
+
+def trades(trials, owner, keys):
+    """Each step pushed toward the far end of its values (all the way, and
+    ``TRADE_SHARES`` of the way from its least change), the other steps then
+    re-fitted and the pushed one last: a jump to another corner of the
+    decision boundary, where a tree's staircase may be cheaper than anything
+    the joint moves reach step by step."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    several = np.flatnonzero(lengths >= 2)
+    if several.size == 0:
+        return no_candidates(n_actions)
+    paths = trials.simulate(owner[several], keys[several], record=True)
+    two_sided = np.array([action.space.two_sided for action in problem.actions])
+    sources, copies, last = [], [], []
+    for p in range(int(lengths.max())):
+        inside = np.flatnonzero(lengths[several] > p)
+        if inside.size == 0:
+            continue
+        rows = several[inside]
+        least = least_keys(trials, paths, inside, p)
+        column = n_actions + order[rows, p]
+        current = keys[rows, column]
+        movable = np.isfinite(least)
+        rows, least, column, current = (
+            a[movable] for a in (rows, least, column, current)
+        )
+        far = np.where(current >= least, 1.0, 0.0)
+        # a step free both ways also crosses to the other side of its value
+        # (a loan shortened where it was lengthened)
+        crossing = two_sided[order[rows, p]]
+        for end, sided in ((far, slice(None)), (1.0 - far, crossing)):
+            for share in (1.0, *TRADE_SHARES):
+                copy = keys[rows[sided]].copy()
+                copy[np.arange(copy.shape[0]), column[sided]] = least[sided] + share * (
+                    end[sided] - least[sided]
+                )
+                sources.append(rows[sided])
+                copies.append(copy)
+                last.append(np.full(copy.shape[0], p))
+    return _refit_last(trials, owner, sources, copies, last)
+
+
+def _across(trials, owner, keys, lengths):
+    """Copies whose step that sets a source of the feature graph is just
+    across the largest steps of its discounts (see
+    :func:`_across_discount_steps`), the other steps then re-fitted."""
+    sources, copies, last = [], [], []
+    for position in range(int(lengths.max())):
+        rows = np.flatnonzero(lengths > position)
+        if rows.size == 0:
+            continue
+        paths = trials.simulate(owner[rows], keys[rows], record=True)
+        pushed = np.full(owner.size, position)
+        source, copy = _across_discount_steps(trials, keys, pushed, rows, paths)
+        sources.append(source)
+        copies.append(copy)
+        last.append(np.full(source.size, position))
+    # the other steps adapt to it, then it is pulled back last
+    return _refit_last(trials, owner, sources, copies, last)
+
+
+def _refit_last(trials, owner, sources, copies, last):
+    """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
+    each one's step ``last`` after the others, in the order of their rows."""
+    if not sources:
+        return no_candidates(trials.problem.n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    copy = np.vstack(copies)[by_row]
+    last = np.concatenate(last)[by_row]
+    return fitted(trials, owner[source[by_row]], copy, last)
+
+
+def more_or_less(trials, owner, keys):
+    """One step dropped, one action inserted at any position, or one action
+    swapped for another on the same feature; each re-fitted."""
+    problem = trials.problem
+    n_actions = problem.n_actions
+    max_length = problem.settings.max_sequence_length
+    order, lengths = decode_order(keys, n_actions, max_length)
+    values = keys[:, n_actions:]
+    sources, orders, new_values, last, held, ranks = [], [], [], [], [], []
+
+    def add(rows, new_order, value, position, hold=False, rank=0):
+        sources.append(rows)
+        orders.append(new_order)
+        new_values.append(value)
+        last.append(position)
+        held.append(np.full(rows.size, hold))
+        ranks.append(np.full(rows.size, rank))
+
+    width = order.shape[1]
+    for p in range(int(lengths.max(initial=0))):
+        rows = np.flatnonzero(lengths > p)
+        if rows.size == 0:
+            continue
+        # drop step p: the others re-fitted (they may have to do more)
+        dropped = without(order[rows], np.full(rows.size, p))
+        add(rows, dropped, values[rows], np.full(rows.size, -1))
+    paths = trials.simulate(owner, keys, record=True)
+    inside = np.arange(width)[None, :] < lengths[:, None]
+    dearest_at = np.argmax(np.where(inside, paths.step_cost, -np.inf), axis=1)
+    for a, action in enumerate(problem.actions):
+        space = action.space
+        missing = ~(order == a).any(axis=1)
+        lacking = missing if max_length is None else missing & (lengths < max_length)
+        for value_key in space.far_keys(INSERTED_VALUES):
+            for p in range(int(lengths.max(initial=0)) + 1):
+                rows = np.flatnonzero(lacking & (lengths >= p))
+                if rows.size == 0:
+                    continue
+                inserted = np.insert(order[rows], p, a, axis=1)[:, :width]
+                # small changes first: part of the way from the least change
+                # toward the far end (an unordered category: its value)
+                current = paths.states[rows, p, action.feature]
+                least = space.least_change_key(current)
+                ordered = np.isfinite(least)
+                for share in INSERT_SHARES if ordered.any() else (1.0,):
+                    value = values[rows].copy()
+                    small = space.small_change_key(current, least, value_key, share)
+                    value[:, a] = np.where(ordered, small, value_key)
+                    add(rows, inserted, value, np.full(rows.size, p), True)
+        # replaced: the dearest step dropped and the action inserted instead,
+        # anywhere: with a small change that it keeps while the others are
+        # re-fitted (a fixed effort traded for a year of waiting, say), and
+        # at the far end of its values, re-fitted last
+        replaced = missing & (lengths >= 2)  # one step alone: the singles
+        start = paths.states[:, 0, action.feature]
+        least = space.least_change_key(start)
+        ordered = np.isfinite(least)
+        for value_key in space.far_keys(INSERTED_VALUES):
+            variants = [(np.full(start.shape, value_key), False)]
+            if ordered.any():
+                variants += [
+                    (space.small_change_key(start, least, value_key, share), True)
+                    for share in REPLACE_SHARES
+                ]
+            for key, hold in variants:
+                for q in range(int(lengths.max(initial=0))):
+                    rows = np.flatnonzero(replaced & (lengths > q))
+                    if hold:
+                        rows = rows[ordered[rows]]
+                    if rows.size == 0:
+                        continue
+                    kept = without(order[rows], dearest_at[rows])
+                    swapped = np.insert(kept, q, a, axis=1)[:, :width]
+                    value = values[rows].copy()
+                    value[:, a] = key[rows]
+                    # after every other candidate of the instance's plans
+                    add(rows, swapped, value, np.full(rows.size, q), hold, 1)
+        # swapped for another action on the same feature
+        for b, other in enumerate(problem.actions):
+            if b == a or other.feature != action.feature:
+                continue
+            for p in range(int(lengths.max(initial=0))):
+                rows = np.flatnonzero((order[:, p] == a) & ~(order == b).any(axis=1))
+                if rows.size == 0:
+                    continue
+                swapped = order[rows].copy()
+                swapped[:, p] = b
+                value = values[rows].copy()
+                value[:, b] = other.space.far_keys(INSERTED_VALUES)[0]
+                add(rows, swapped, value, np.full(rows.size, p))
+    if not sources:
+        return no_candidates(n_actions)
+    source = np.concatenate(sources)
+    # by instance, then rank, then plan (the cheapest first)
+    by_row = np.lexsort((source, np.concatenate(ranks), owner[source]))
+    source = source[by_row]
+    new_order = np.vstack(orders)[by_row]
+    new_keys = genotypes_of(new_order, np.vstack(new_values)[by_row], n_actions)
+    last = np.concatenate(last)[by_row]
+    hold = np.concatenate(held)[by_row]
+    return fitted(trials, owner[source], new_keys, last, hold)
+
+
+def singles(block, n_instances):
+    """Every action alone, at the far end(s) of its value space, for every
+    instance: refined, they give each instance its cheapest one-step plans
+    whatever the search found (the least change that the model accepts, to
+    the step's resolution).
+
+    Returns the instance of each genotype and the genotypes.
+    """
+    problem = block.problem
+    n_actions = problem.n_actions
+    genotypes = []
+    for a, action in enumerate(problem.actions):
+        for value_key in action.space.far_keys(INSERTED_VALUES):
+            genotype = np.full(2 * n_actions, INACTIVE)
+            genotype[a] = 0.0
+            genotype[n_actions + a] = value_key
+            genotypes.append(genotype)
+    genotypes = np.array(genotypes).reshape(-1, 2 * n_actions)
+    owner = np.repeat(np.arange(n_instances), genotypes.shape[0])
+    return owner, np.tile(genotypes, (n_instances, 1))
+
+
+def _across_discount_steps(block, keys, pushed, rows, paths):
+    """Copies of the rows ``rows`` (trajectories ``paths``, see
+    :func:`_pushed_steps`) whose pushed step sets a source of the feature
+    graph, that step just across the largest steps of the discounts it gives
+    later steps, anywhere in its value space (at most ``ACROSS_STEPS`` per
+    row); pulling the other steps back (or further, see :func:`pull_back`)
+    then adapts them to it.
+
+    A tau function is often a step function of its source (studying is
+    discounted below 20 working hours): the cheapest value of such a step may
+    be just across a threshold that its least change and its pushed value
+    both miss. The thresholds are found among the training values between the
+    two by asking the tau functions, not the model.
+
+    Returns the row each copy comes from and the copies' genotypes.
+    """
+    problem = block.problem
+    none = np.empty(0, dtype=np.intp), np.empty((0, keys.shape[1]))
+    graph = problem.graph
+    if not graph.edges:
+        return none
+    sources = {problem.schema.index[source] for source, _, _ in graph.edges}
+    n_actions = problem.n_actions
+    at = np.arange(rows.shape[0])
+    action = paths.order[at, pushed[rows]]
+    from_rows, copies = [], []
+    for a in np.unique(action).tolist():
+        compiled = problem.actions[a]
+        if compiled.feature not in sources:
+            continue
+        mine = np.flatnonzero(action == a)
+        before = paths.states[mine, pushed[rows[mine]]]
+        least = compiled.space.least_change_key(before[:, compiled.feature])
+        candidates = compiled.space.scan_keys(before[:, compiled.feature])
+        if candidates.shape[1] == 0:
+            continue
+        # every value the step can take, in order, its least change among them
+        candidates = np.hstack([least[:, None], candidates])
+        candidates = np.sort(candidates, axis=1)  # NaN (unreachable) last
+        usable = np.isfinite(candidates)
+        n, width = candidates.shape
+        start = np.repeat(before, width, axis=0)
+        after, _, valid = compiled.apply(start, np.nan_to_num(candidates.ravel()))
+        discounts = graph.discounts(after).reshape(n, width, -1)
+        # how much the discounts change from one value to the next; the value
+        # across a change is the one farther from the least change
+        jump = np.zeros((n, width))
+        jump[:, 1:] = np.abs(discounts[:, 1:] - discounts[:, :-1]).sum(axis=2)
+        usable &= valid.reshape(n, width)
+        pair = usable.copy()
+        pair[:, 1:] &= usable[:, :-1]
+        pair[:, 0] = False
+        jump = np.where(pair & (jump > COST_TOLERANCE), jump, 0.0)
+        below = candidates[:, :-1] < least[:, None] - KEY_TOLERANCE
+        # a change below the least change: the value before it is across
+        shift = np.zeros((n, width), dtype=np.intp)
+        shift[:, 1:] = below
+        for k in range(n):
+            largest = np.argsort(-jump[k], kind="stable")[:ACROSS_STEPS]
+            largest = largest[jump[k, largest] > 0]
+            across = np.unique(largest - shift[k, largest])
+            if across.size == 0:
+                continue
+            copy = np.repeat(keys[rows[mine[k]]][None, :], across.size, axis=0)
+            copy[:, n_actions + a] = candidates[k, across]
+            from_rows.append(np.full(across.size, rows[mine[k]]))
+            copies.append(copy)
+    if not copies:
+        return none
+    return np.concatenate(from_rows), np.vstack(copies)

@@ -1,0 +1,269 @@
+"""Refinement's local search: the stages run round after round on each
+instance's cheapest plans, within each instance's budget, and the fronts
+filtered again (see :mod:`sklearn_cscf._refine`)."""
+
+from typing import Protocol
+
+import numpy as np
+
+from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._refine._fit import (
+    COST_TOLERANCE,
+    DEEP_SCAN_SUPPORT,
+    MOVE_TOLERANCE,
+    SCAN_SUPPORT,
+    fitted,
+)
+from sklearn_cscf._refine._moves import (
+    joint_moves,
+    more_or_less,
+    other_orders,
+    singles,
+    trades,
+)
+from sklearn_cscf._search import Evaluation, first_occurrences, pareto_front
+from sklearn_cscf._simulation import order_keys
+
+# the budget: states asked by refinement, as a share of the search's ...
+REFINE_SHARE = 5.0
+
+
+# ... and at least this many per instance
+MIN_STATES = 4000
+
+
+# each instance's cheapest distinct plans that the deeper neighbourhoods polish
+DEEP_PLANS = 3
+
+
+# the share of an instance's budget left that a round's orders, trades and
+# insertions may use (the joint moves get the rest)
+MORE_SHARE = 0.5
+
+
+# ... and of them and the new plans, that the joint moves polish
+JOINT_PLANS = 4
+
+
+# rounds of the deeper neighbourhoods, at most
+MAX_ROUNDS = 4
+
+
+class Trials(Protocol):
+    """What refinement needs of a block (:class:`~sklearn_cscf._engine.Block`
+    is one): the problem its instances share, and two ways to try genotypes
+    ``keys`` of instances ``owner`` (row ``r`` of member ``owner[r]``)."""
+
+    problem: object  # Problem: actions, graph, settings, objective slices
+
+    def simulate(self, owner, keys, record=False):
+        """The trajectories (``Trajectories``) of the genotypes, no model call."""
+
+    def judge(self, owner, keys):
+        """Their ``Evaluation``: simulated and asked about (one model call for
+        the states not remembered; ``owner`` sorted)."""
+
+
+class Budgeted:
+    """A :class:`Trials` that counts the states asked about per instance."""
+
+    def __init__(self, block, budget):
+        self.block = block
+        self.problem = block.problem
+        self.budget = np.asarray(budget, dtype=float)
+        self.spent = np.zeros(self.budget.shape[0])
+        self.support = SCAN_SUPPORT  # training values a pull-back scans
+
+    def simulate(self, owner, keys, record=False):
+        return self.block.simulate(owner, keys, record)
+
+    def judge(self, owner, keys):
+        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        return self.block.judge(owner, keys)
+
+    def left(self):
+        return self.budget - self.spent
+
+    def admit(self, owner, estimate):
+        """Which rows (sorted by owner, by priority within it) fit their
+        instance's budget left, with ``estimate`` states each."""
+        if owner.size == 0:
+            return np.zeros(0, dtype=bool)
+        estimate = np.broadcast_to(np.asarray(estimate, dtype=float), owner.shape)
+        total = np.cumsum(estimate)
+        starts = np.r_[0, np.flatnonzero(np.diff(owner)) + 1]
+        sizes = np.diff(np.r_[starts, owner.size])
+        before = np.repeat(total[starts] - estimate[starts], sizes)
+        return total - before <= self.left()[owner]
+
+
+def refine_budget(usage):
+    """The states each instance's refinement may ask about: ``REFINE_SHARE``
+    times those its search asked about (``usage``: each instance's
+    :class:`~sklearn_cscf._model.Usage` after the search), at least
+    ``MIN_STATES``."""
+    asked = np.array([record.n_asked for record in usage], dtype=float)
+    return np.maximum(REFINE_SHARE * asked, MIN_STATES)
+
+
+def refine(block, fronts, budget=None):
+    """Refined fronts of a block, and how many sequences refinement improved.
+
+    Parameters
+    ----------
+    block : Trials
+        The block whose searches produced ``fronts`` (only its ``problem``,
+        ``simulate`` and ``judge`` are used).
+    fronts : list of (keys, Evaluation)
+        Each instance's final front.
+    budget : array-like of shape (n_instances,), default=None
+        The states each instance's refinement may ask about; ``None``:
+        ``MIN_STATES`` each.
+
+    Returns
+    -------
+    fronts : list of (keys, Evaluation)
+        Each instance's front after refinement.
+    improved : ndarray of shape (n_instances,)
+        Sequences of each new front that are refined ones, cheaper than the
+        cheapest sequence the search found.
+    """
+    n = len(fronts)
+    if budget is None:
+        budget = np.full(n, MIN_STATES)
+    trials = Budgeted(block, budget)
+    problem = block.problem
+    n_actions = problem.n_actions
+    cost_column = problem.slices["sequence_cost"].start
+    counts = [fronts[m][0].shape[0] for m in range(n)]
+    found_owner = np.repeat(np.arange(n), counts).astype(np.intp)
+    found = np.vstack([keys for keys, _ in fronts]).reshape(-1, 2 * n_actions)
+    before = Evaluation.concatenate([evaluation for _, evaluation in fronts])
+    found_cost = before.F[:, cost_column]
+    least = np.full(n, np.inf)
+    np.minimum.at(least, found_owner, found_cost)
+
+    # every sequence found (cheapest first), then every action alone
+    single_owner, single_keys = singles(block, n)
+    owner = np.concatenate([found_owner, single_owner])
+    keys = np.vstack([found, single_keys])
+    priority = np.concatenate([found_cost, np.full(single_owner.size, np.inf)])
+    by_owner = np.lexsort((priority, owner))
+    owner, keys = owner[by_owner], keys[by_owner].copy()
+    if owner.size == 0:
+        return fronts, np.zeros(n, dtype=np.intp)
+    owner, keys = fitted(trials, owner, keys)
+    pool_owner, pool_keys, pool_cost = _judged(trials, owner, keys)
+    trials.support = DEEP_SCAN_SUPPORT
+    best = _least_per_owner(pool_owner, pool_cost, n)
+    active = np.isfinite(best)
+    pool = (pool_owner, pool_keys, pool_cost)
+    polished = {"more": set(), "joint": set()}
+    for _ in range(MAX_ROUNDS):
+        if not active.any():
+            break
+        # orders and one action more or less, from the cheapest plans; then
+        # joint values, from the cheapest plans with the new ones among them
+        for name, stages, count in (
+            ("more", (other_orders, trades, more_or_less), DEEP_PLANS),
+            ("joint", (joint_moves,), JOINT_PLANS),
+        ):
+            base = _bases(*pool, active, polished[name], n_actions, count)
+            if base.size == 0:
+                continue
+            # the broad neighbourhoods may use half of what is left, so that
+            # the joint moves always get their turn
+            budget = trials.budget
+            if name == "more":
+                trials.budget = trials.spent + MORE_SHARE * trials.left()
+            new = []
+            for stage in stages:
+                new.append(stage(trials, pool[0][base], pool[1][base]))
+            trials.budget = budget
+            new_owner = np.concatenate([o for o, _ in new])
+            new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
+            order = np.argsort(new_owner, kind="stable")
+            pool = _merged(pool, _judged(trials, new_owner[order], new_keys[order]))
+        pool_owner, pool_keys, pool_cost = pool
+        now = _least_per_owner(pool_owner, pool_cost, n)
+        with np.errstate(invalid="ignore"):
+            improved = now < best - MOVE_TOLERANCE * np.abs(best)
+        best = now
+        active &= improved & (trials.left() > 0)
+
+    refined = block.judge(pool_owner, pool_keys) if pool_owner.size else None
+    new_fronts = list(fronts)
+    improved = np.zeros(n, dtype=np.intp)
+    for m, count in enumerate(counts):
+        mine = np.flatnonzero(pool_owner == m)
+        if mine.size == 0:
+            continue
+        both = Evaluation.concatenate([fronts[m][1], refined.take(mine)])
+        both_keys = np.vstack([fronts[m][0], pool_keys[mine]])
+        front = pareto_front(both)
+        new_fronts[m] = (both_keys[front], both.take(front))
+        came_refined = front[front >= count]
+        cheaper = both.F[came_refined, cost_column] < least[m] - COST_TOLERANCE
+        improved[m] = int(cheaper.sum())
+    return new_fronts, improved
+
+
+def _least_per_owner(owner, cost, n):
+    least = np.full(n, np.inf)
+    if owner.size:
+        np.minimum.at(least, owner, cost)
+    return least
+
+
+def _judged(trials, owner, keys):
+    """The feasible rows (sorted by owner), distinct per owner, and their
+    costs."""
+    if owner.size == 0:
+        return owner, keys, np.empty(0)
+    judged = trials.judge(owner, keys)
+    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
+    keep = np.flatnonzero(judged.feasible)
+    owner, keys, cost = owner[keep], keys[keep], cost[keep]
+    sequence = judged.sequence_key[keep]
+    distinct = _distinct(owner, sequence)
+    return owner[distinct], keys[distinct], cost[distinct]
+
+
+def _distinct(owner, sequence):
+    """Indices of the first row of each distinct (owner, sequence), in order."""
+    if owner.size == 0:
+        return np.empty(0, dtype=np.intp)
+    tagged = np.array(
+        [bytes(s) + int(o).to_bytes(8, "little") for o, s in zip(owner, sequence)],
+        dtype=object,
+    )
+    return first_occurrences(tagged)
+
+
+def _merged(old, new):
+    """Two pools of (owner, keys, cost) in one, sorted by owner (old first)."""
+    owner = np.concatenate([old[0], new[0]])
+    keys = np.vstack([old[1], new[1]])
+    cost = np.concatenate([old[2], new[2]])
+    order = np.argsort(owner, kind="stable")
+    return owner[order], keys[order], cost[order]
+
+
+def _bases(owner, keys, cost, active, polished, n_actions, count):
+    """Rows of the pool that the deeper neighbourhoods start from: each active
+    instance's ``count`` cheapest distinct plans (actions and order),
+    the cheapest sequence of each, not polished before (recorded in
+    ``polished``), cheapest first."""
+    order, _ = decode_order(keys, n_actions)
+    plans = order_keys(order)
+    rows = []
+    for m in np.flatnonzero(active).tolist():
+        mine = np.flatnonzero(owner == m)
+        ranked = mine[np.argsort(cost[mine], kind="stable")]
+        first = ranked[first_occurrences(plans[ranked])][:count]
+        for r in first.tolist():
+            signature = (m, bytes(keys[r].tobytes()))
+            if signature not in polished:
+                polished.add(signature)
+                rows.append(r)
+    return np.asarray(rows, dtype=np.intp)
