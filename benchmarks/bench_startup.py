@@ -13,10 +13,11 @@ starting the workers costs, whatever else runs on the machine; needs
 ``--imports`` also shows what a worker imports for its first task: a fresh
 process unpickles the first task exactly as the explainer pickles it
 (cloudpickle: the task function, the :class:`~sklearn_cscf._engine.Shipment`
-and the block's rows and seeds) under ``python -X importtime``; printed are
-the pickled sizes, the wall time of that unpickling, the number of modules
-it imports and the slowest top-level packages, and whether the plotting,
-dataset, metrics, matplotlib, polars, pyarrow and Dask modules are among them.
+and the block's rows and seeds; and, for the floor, the model alone) under
+``python -X importtime``; printed are the pickled sizes, the wall time of
+that unpickling, the number of modules it imports and the slowest top-level
+packages, and whether the plotting, dataset, metrics, matplotlib, polars,
+pyarrow and Dask modules are among them.
 
 Target (issue 25): the first call costs at most 0.5 s more than a warm one
 with 2 workers here, on 16 rows.
@@ -126,6 +127,7 @@ def first_task(args):
         _driver.Parallel = original
     function, positional, keywords = captured["task"]
     shipment = positional[0]
+    captured["model"] = cloudpickle.dumps(explainer.estimator)
     sizes = {
         "shipment (the problem, once per worker)": len(cloudpickle.dumps(shipment)),
         "task (function, shipment, rows, seeds)": len(
@@ -133,7 +135,7 @@ def first_task(args):
         ),
         "rows and seeds alone": len(cloudpickle.dumps(positional[1:])),
     }
-    return cloudpickle.dumps((function, positional, keywords)), sizes
+    return cloudpickle.dumps((function, positional, keywords)), captured["model"], sizes
 
 
 UNPICKLE = """
@@ -142,7 +144,7 @@ start, cpu = time.perf_counter(), time.process_time()
 import cloudpickle
 before = set(sys.modules)
 with open({path!r}, "rb") as f:
-    function, positional, keywords = cloudpickle.loads(f.read())
+    cloudpickle.loads(f.read())
 seconds = time.perf_counter() - start
 cpu = time.process_time() - cpu
 new = sorted(set(sys.modules) - before)
@@ -151,8 +153,17 @@ print(json.dumps({{"seconds": seconds, "cpu": cpu, "modules": new}}))
 """
 
 
+def _unpickling_cpu(command, runs):
+    """CPU seconds of ``runs`` fresh processes running ``command``."""
+    cpus = []
+    for _ in range(runs):
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        cpus.append(json.loads(done.stdout.strip().splitlines()[-1])["cpu"])
+    return cpus
+
+
 def imports(args):
-    payload, sizes = first_task(args)
+    payload, model, sizes = first_task(args)
     print("Pickled sizes (cloudpickle):")
     for name, size in sizes.items():
         print(f"  {name:<42} {size / 1024:>9.1f} KiB")
@@ -161,10 +172,14 @@ def imports(args):
         with open(path, "wb") as f:
             f.write(payload)
         command = [sys.executable, "-c", UNPICKLE.format(path=path)]
-        cpus = []
-        for _ in range(args.runs):  # CPU seconds, fresh processes
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            cpus.append(json.loads(done.stdout.strip().splitlines()[-1])["cpu"])
+        cpus = _unpickling_cpu(command, args.runs)
+        # the floor: what unpickling the model alone imports, which any
+        # worker explaining it pays whatever the library does
+        model_path = os.path.join(tmp, "model.pkl")
+        with open(model_path, "wb") as f:
+            f.write(model)
+        floor_command = [sys.executable, "-c", UNPICKLE.format(path=model_path)]
+        floor = _unpickling_cpu(floor_command, args.runs)
         done = subprocess.run(
             [sys.executable, "-X", "importtime", *command[1:]],
             capture_output=True,
@@ -186,6 +201,11 @@ def imports(args):
         f"A fresh process unpickling the first task ({args.runs} runs): CPU "
         f"{min(cpus):.2f} s min, {statistics.median(cpus):.2f} s median; "
         f"{len(result['modules'])} modules imported."
+    )
+    print(
+        f"The model alone (its own imports, the floor of any worker): CPU "
+        f"{min(floor):.2f} s min, {statistics.median(floor):.2f} s median; the "
+        f"library's share {statistics.median(cpus) - statistics.median(floor):.2f} s."
     )
     print("Slowest top-level imports (cumulative s, -X importtime):")
     for package, seconds in sorted(top.items(), key=lambda kv: -kv[1])[:10]:
