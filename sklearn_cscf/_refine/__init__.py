@@ -14,7 +14,7 @@ answered by each instance's memo, the search's own):
   model's decision is the target and every constraint holds), which depends
   on the steps before it. Evenly spaced values and the training values
   between the least change and the current one are scanned, the cheapest
-  valid one kept and bisected toward the least change (the edge of an island
+  valid one kept and searched toward the least change (the edge of an island
   of acceptance, or of a discount step). Where no value up to the current one
   is valid any more, the values beyond it are scanned the same way. A step
   whose dropping keeps the sequence valid and no dearer is then dropped.

@@ -31,7 +31,8 @@ MOVE_TOLERANCE = 1e-6
 INACTIVE = 1.0  # an action key above 0.5 drops the action
 
 
-# values scanned between the least change and the found one before bisecting
+# values scanned between the least change and the found one before the edge
+# search
 SCAN_POINTS = 8
 
 
@@ -178,7 +179,7 @@ def pull_back(block, owner, keys, positions):
     tau functions are often step functions). So the values tried are evenly
     spaced keys from the least change to the found one and every training
     value between them; the valid one of least sequence cost is kept (the
-    nearest to the least change among equals), then bisected toward its
+    nearest to the least change among equals), then searched toward its
     neighbour on the side of the least change while the sequence stays valid
     and no more expensive: the edge of an island, or of a discount step.
     Where no value up to the found one is valid (the other steps have
@@ -255,8 +256,8 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
     """Each row's genotype tried with every value key of its row of ``grid``
     in ``column`` (one model call): the key of the cheapest valid sequence
     (the first among equals; ``current`` where none is valid), the key before
-    it in the grid (to bisect toward), its cost (``inf``: none valid) and
-    whether there is anything between the two to bisect."""
+    it in the grid (to search toward), its cost (``inf``: none valid) and
+    whether there is anything between the two to search."""
     cost = block.problem.slices["sequence_cost"].start
     # a row's repeated keys (equal keys lie side by side: the grid is sorted
     # by distance) are asked about once: the grid's width depends on the

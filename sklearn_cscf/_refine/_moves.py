@@ -185,7 +185,7 @@ def joint_moves(trials, owner, keys):
         halvings[~tried] = JOINT_SHARES  # out of budget or nothing to move
         if source.size == 0:
             break
-        # the step that makes up is re-fitted by the even grid and bisection
+        # the step that makes up is re-fitted by the even grid and the edge search
         # (the training values were scanned when its plan was fitted)
         support, trials.support = trials.support, 0
         pull_back(trials, owner[source], trial, refit)
