@@ -11,40 +11,22 @@ from sklearn_cscf._decoding import decode_order
 # narrows the interval as much as log2(EDGE_POINTS + 1) bisections), until the
 # interval holds one value or is below KEY_TOLERANCE (2**-17 of the key range
 # is below 1e-5)
-EDGE_POINTS = 7
-
-
-EDGE_ROUNDS = 6
-
-
+EDGE_POINTS = 3
+EDGE_ROUNDS = 9
 KEY_TOLERANCE = 2.0**-17
-
-
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
-
-
 # a local move must save more than this share of the cost to be taken
 MOVE_TOLERANCE = 1e-6
-
-
 INACTIVE = 1.0  # an action key above 0.5 drops the action
-
-
 # values scanned between the least change and the found one before the edge
 # search
 SCAN_POINTS = 8
-
-
 # training values tried between them, at most
 # (each found plan's first fit: islands of acceptance around training values) ...
 SCAN_SUPPORT = 96
-
-
 # ... and in the deeper neighbourhoods
 DEEP_SCAN_SUPPORT = 96
-
-
 # states a step's pull-back asks about, as estimated to admit candidates
 STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
 

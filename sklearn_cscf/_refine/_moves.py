@@ -28,36 +28,20 @@ from sklearn_cscf._refine._fit import (
 
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
-
-
 # copies of a step just across the largest discount steps, at most
 ACROSS_STEPS = 3
-
-
 # plans of up to this many steps are tried in every order
 ALL_ORDERS_UP_TO = 4
-
-
 # a traded step's shares of the way from its least change to its far end
 TRADE_SHARES = (1 / 4, 1 / 16)
-
-
 # the joint move's first share of the way to the least change, and halvings
 JOINT_FIRST_SHARE = 0.5
-
-
 JOINT_SHARES = 5
-
-
 # an inserted step changes its feature by these shares of its value (a
 # list: of the way to its end), and keeps it while the others are re-fitted
 INSERT_SHARES = (1 / 32, 1 / 4)
-
-
 # ... and one that replaces the dearest step
 REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
-
-
 # rounds of the joint move, at most
 JOINT_ROUNDS = 24
 

@@ -26,25 +26,15 @@ from sklearn_cscf._simulation import order_keys
 
 # the budget: states asked by refinement, as a share of the search's ...
 REFINE_SHARE = 5.0
-
-
 # ... and at least this many per instance
 MIN_STATES = 4000
-
-
 # each instance's cheapest distinct plans that the deeper neighbourhoods polish
 DEEP_PLANS = 3
-
-
 # the share of an instance's budget left that a round's orders, trades and
 # insertions may use (the joint moves get the rest)
 MORE_SHARE = 0.5
-
-
 # ... and of them and the new plans, that the joint moves polish
 JOINT_PLANS = 4
-
-
 # rounds of the deeper neighbourhoods, at most
 MAX_ROUNDS = 4
 
