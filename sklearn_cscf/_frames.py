@@ -295,6 +295,41 @@ def check_steps(ok, returned_by=EXPLAIN):
     return stats
 
 
+def instance_rows(frame, instance=None):
+    """``[(label, positions of its rows), ...]`` for ``instance``: a label or
+    a list of labels, in that order (by default every instance, in the
+    frame's order); each label as a plain Python value. A label the frame
+    does not hold raises a ``ValueError`` naming some it holds."""
+    codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
+    known = pd.Index(uniques)
+    if instance is None:
+        chosen = list(range(len(known)))
+    else:
+        wanted = (
+            list(instance)
+            if isinstance(instance, list | np.ndarray | pd.Index | pd.Series)
+            else [instance]
+        )
+        chosen = []
+        for label in wanted:
+            position = known.get_indexer([label])[0] if len(known) else -1
+            if position < 0:
+                more = " ..." if len(known) > 5 else ""
+                raise ValueError(
+                    f"instance {plain(label)!r} is not in explanations; it holds "
+                    f"{known[:5].tolist()}{more}."
+                )
+            chosen.append(position)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(len(known) + 1))
+    return [(plain(known[k]), order[starts[k] : starts[k + 1]]) for k in chosen]
+
+
+def plain(label):
+    """``label`` as a plain Python value (``460``, not ``np.int64(460)``)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 def sequences(ok):
     """One row per sequence of the (checked) ``ok`` rows: ``instance``,
     ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``

@@ -13,6 +13,9 @@ from sklearn_cscf._frames import (
     check_frame,
     free_orders,
     initial_values,
+    instance_rows,
+    plain,
+    sequences,
 )
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._saving import read_frame, write_frame
@@ -182,7 +185,8 @@ def describe(
         unpack="return_states",
         then="describe(explanations, states)",
     )
-    labels, rows_of = _select(frame, instance)
+    chosen = instance_rows(frame, instance)
+    labels = [label for label, _ in chosen]
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
@@ -195,8 +199,8 @@ def describe(
     )
     path = None if states is None else _state_lookup(states, labels)
     blocks = []
-    for label in labels:
-        rows = frame.iloc[rows_of[label]]
+    for label, positions in chosen:
+        rows = frame.iloc[positions]
         name = target_name
         if name is None:
             name = str(rows["target_class"].iloc[0]) if "target_class" in rows else ""
@@ -318,20 +322,16 @@ def _describe_instance(
 def _plans(label, ok):
     """``{plan: [(cost, steps of one order), ...]}``, cheapest plan and order
     first."""
-    keys = ok[["plan", "solution"]]
-    if keys.isna().any().any():
+    if ok[["plan", "solution"]].isna().any().any():
         raise ValueError(
-            f"instance {_plain(label)!r} has 'ok' rows without a plan or "
+            f"instance {plain(label)!r} has 'ok' rows without a plan or "
             f"solution; pass the DataFrame returned by {EXPLAIN}."
         )
+    steps = ok.sort_values("step", kind="stable").groupby("solution", sort=False)
     plans = {}
-    for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
-        seq = seq.sort_values("step")
-        plans.setdefault(int(plan), []).append(
-            (float(seq["sequence_cost"].iloc[0]), seq)
-        )
-    for orders in plans.values():
-        orders.sort(key=lambda order: order[0])
+    for seq in sequences(ok).itertuples():  # by cost
+        order = steps.get_group(seq.solution)
+        plans.setdefault(int(seq.plan), []).append((float(seq.cost), order))
     return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
 
 
@@ -349,7 +349,7 @@ def _plan_header(plan, seq, orders, anyhow=False):
     reached = first.get("reached_class", None)
     target = first.get("target_class", None)
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
-        text += f", reaches {_plain(reached)}"
+        text += f", reaches {plain(reached)}"
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
         low, high = _cost(min(others)), _cost(max(others))
@@ -458,38 +458,6 @@ def _cost(value):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _select(frame, instance):
-    """The labels to describe and the positions of each one's rows."""
-    codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
-    known = pd.Index(uniques)
-    if instance is None:
-        chosen = list(range(len(known)))
-    else:
-        wanted = (
-            list(instance)
-            if isinstance(instance, list | np.ndarray | pd.Index | pd.Series)
-            else [instance]
-        )
-        chosen = []
-        for label in wanted:
-            position = known.get_indexer([label])[0] if len(known) else -1
-            if position < 0:
-                more = " ..." if len(known) > 5 else ""
-                raise ValueError(
-                    f"instance {_plain(label)!r} is not in explanations; it holds "
-                    f"{known[:5].tolist()}{more}."
-                )
-            chosen.append(position)
-    # plain Python labels read better in the text and in messages
-    labels = [_plain(known[k]) for k in chosen]
-    rows_of = {_plain(known[k]): np.flatnonzero(codes == k) for k in chosen}
-    return labels, rows_of
-
-
-def _plain(label):
-    return label.item() if isinstance(label, np.generic) else label
-
-
 def _check_max_plans(max_plans):
     if max_plans is None:
         return None
@@ -514,7 +482,7 @@ def _profiles(X, labels):
         position = X.index.get_indexer_for([label])
         if not len(position) or position[0] < 0:
             raise ValueError(
-                f"X has no row labelled {_plain(label)!r}; pass the rows given to "
+                f"X has no row labelled {plain(label)!r}; pass the rows given to "
                 "explain."
             )
         row = X.iloc[position[0]]
@@ -546,7 +514,7 @@ def _state_lookup(states, labels):
             values = table[(label, solution, step)]
         except KeyError:
             raise ValueError(
-                f"states has no state for instance {_plain(label)!r}, solution "
+                f"states has no state for instance {plain(label)!r}, solution "
                 f"{solution}, step {step}; pass the states returned together "
                 "with these explanations."
             ) from None

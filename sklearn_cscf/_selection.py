@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import check_frame, check_steps, is_ok
+from sklearn_cscf._frames import check_frame, check_steps, instance_rows, is_ok
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf._status import STATUS_EXCEEDS_MAX_STEPS
 
@@ -295,7 +295,7 @@ def summarize_recourse(
 def _choose(frame, method, columns, weights, max_steps):
     """The rows of each instance's chosen sequence (or its status rows)."""
     ok = is_ok(frame)
-    codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
+    codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
     table = _sequence_table(frame, ok, codes, columns)
     chosen, shortest = {}, {}
     for code, candidates in table.groupby("code", sort=False):
@@ -308,10 +308,7 @@ def _choose(frame, method, columns, weights, max_steps):
             _pick(candidates, method, columns, weights, "gower_distance" in frame)
         ]
     pieces = []
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(len(labels) + 1))
-    for code in range(len(labels)):
-        rows = order[starts[code] : starts[code + 1]]
+    for code, (_, rows) in enumerate(instance_rows(frame)):
         if code in chosen:
             instance, solution = chosen[code]
             rows = rows[ok[rows]]
