@@ -219,9 +219,7 @@ def diversity(explanations, *, measure="plans"):
     >>> diversity(frame, measure="jaccard")  # (1.0 + 0.0) / 2
     0.5
     """
-    rows = _instances(explanations, ("solution", "action"))
-    values = rows.loc[rows["solved"], measure]
-    return float(values.mean()) if len(values) else 0.0
+    return _diversity(_instances(explanations, ("solution", "action")), measure)
 
 
 @validate_params(
@@ -381,6 +379,25 @@ def combined_score(
         time_weight,
         time_scale,
     )
+
+
+def all_scores(explanations, details, **weights):
+    """Every score of :class:`ExplanationScorer`, ``{name: value}`` (greater
+    is better), from one read of the frames; ``weights`` are
+    :func:`combined_score`'s ``cost_weight``, ``cost_scale``, ``time_weight``
+    and ``time_scale``."""
+    rows = _instances(explanations, ("solution", "sequence_cost", "length", "action"))
+    seconds = seconds_per_row(explanations, details)
+    valid = _validity(rows)
+    cost = _solved_mean(rows, "cost", np.inf)
+    return {
+        "validity": valid,
+        "neg_mean_sequence_cost": -cost,
+        "neg_mean_sequence_length": -_solved_mean(rows, "length", np.inf),
+        "diversity": _diversity(rows, "plans"),
+        "neg_seconds_per_row": -seconds,
+        "combined": _combined(valid, cost, seconds, **weights),
+    }
 
 
 # ---------------------------------------------------------------------- #

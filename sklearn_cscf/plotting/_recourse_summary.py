@@ -5,6 +5,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from sklearn_cscf._frames import is_ok
+from sklearn_cscf._selection import choose_plan, summarize_recourse
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _style
 from sklearn_cscf.plotting._base import Display
@@ -138,8 +139,6 @@ class RecourseSummaryDisplay(Display):
         display : RecourseSummaryDisplay
             The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
-        from sklearn_cscf.selection import choose_plan, summarize_recourse
-
         chosen = choose_plan(
             explanations,
             method=method,
