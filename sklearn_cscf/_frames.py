@@ -118,6 +118,21 @@ def display_value(schema, j, value):
     return np.format_float_positional(value, precision=4, unique=True, trim="-")
 
 
+def format_cost(value):
+    """A cost for people: two decimals, or two significant digits below 0.01."""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def changed(old, new):
+    """Whether a feature's value changed from ``old`` to ``new`` (two missing
+    values are no change)."""
+    return not (pd.isna(old) and pd.isna(new)) and (
+        pd.isna(old) or pd.isna(new) or old != new
+    )
+
+
 def _numeric(schema, j, value):
     return np.nan if schema.is_categorical[j] else float(value)
 
@@ -435,11 +450,7 @@ def _no_consequences(ok, states):
             values.iloc[1:].itertuples(index=False),
         ):
             for name, old, new in zip(features, before, after):
-                if (
-                    str(name) != mine
-                    and not (pd.isna(old) and pd.isna(new))
-                    and (pd.isna(old) or pd.isna(new) or old != new)
-                ):
+                if str(name) != mine and changed(old, new):
                     alone = False
         out[label, solution] = alone
     index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])

@@ -10,7 +10,9 @@ import pandas as pd
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
+    changed,
     check_frame,
+    format_cost,
     free_orders,
     initial_values,
     instance_rows,
@@ -339,9 +341,9 @@ def _plan_header(plan, seq, orders, anyhow=False):
     first = seq.iloc[0]
     cost = float(first["sequence_cost"])
     effort = float(first["sequence_effort"])
-    text = f"  #{plan + 1}  cost {_cost(cost)}"
+    text = f"  #{plan + 1}  cost {format_cost(cost)}"
     if not np.isclose(cost, effort):
-        text += f" (effort {_cost(effort)})"
+        text += f" (effort {format_cost(effort)})"
     order = " in any order" if anyhow else ""
     gower = _precise(float(first["gower_distance"]))
     text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
@@ -352,7 +354,7 @@ def _plan_header(plan, seq, orders, anyhow=False):
         text += f", reaches {plain(reached)}"
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
-        low, high = _cost(min(others)), _cost(max(others))
+        low, high = format_cost(min(others)), format_cost(max(others))
         span = low if low == high else f"{low} to {high}"
         text += f"; the same actions in {len(others)} other order(s) cost {span}"
     return text
@@ -360,9 +362,9 @@ def _plan_header(plan, seq, orders, anyhow=False):
 
 def _step_cells(step):
     """The action, feature, old and new values, and the priced cost of a step."""
-    priced = f"cost {_cost(step.cost)}"
+    priced = f"cost {format_cost(step.cost)}"
     if not pd.isna(step.discount) and not np.isclose(step.discount, 1.0):
-        priced += f" ({_cost(step.effort)} x {step.discount:.2f})"
+        priced += f" ({format_cost(step.effort)} x {step.discount:.2f})"
     old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
     if not (pd.isna(old) or pd.isna(new)):
         old, new = _number_pair(float(old), float(new))
@@ -424,9 +426,7 @@ def _consequences(path, label, step):
     return [
         f"{name} {_value(old)} -> {_value(new)}"
         for name, old, new in zip(before.index, before, after)
-        if str(name) != str(step.feature)
-        and not (pd.isna(old) and pd.isna(new))
-        and (pd.isna(old) or pd.isna(new) or old != new)
+        if str(name) != str(step.feature) and changed(old, new)
     ]
 
 
@@ -446,13 +446,6 @@ def _value(value):
     if round(value, 2).is_integer() and abs(value) < 1e15:
         return f"{value:,.0f}"
     return f"{value:,.2f}"
-
-
-def _cost(value):
-    """A cost: two decimals, or two significant digits below 0.01."""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
 
 
 # ---------------------------------------------------------------------- #

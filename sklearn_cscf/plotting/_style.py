@@ -135,13 +135,6 @@ def proba_name(steps, target_name=None):
     return "target probability"
 
 
-def fmt_cost(value):
-    """Two decimals, or two significant digits below 0.01."""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
-
-
 def action_colors(actions):
     """The colour of each action in the plots.
 
