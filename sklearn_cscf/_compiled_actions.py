@@ -10,6 +10,7 @@ import pandas as pd
 
 from sklearn_cscf._callable_checks import as_array, as_condition, call
 from sklearn_cscf._pickling import PortableCallables, portable
+from sklearn_cscf._schema import is_missing
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 from sklearn_cscf._validation import is_listlike
 
@@ -319,7 +320,7 @@ def _check_known(action, labels, categories):
     known = pd.Index(categories, dtype=object)
     text = [str(c) for c in categories]
     for label in labels:
-        if _is_missing_label(label) or label in known:
+        if is_missing(label) or label in known:
             continue
         close = difflib.get_close_matches(str(label), text, n=3, cutoff=0.6)
         close += [t for t in text if t.lower() == str(label).lower() and t not in close]
@@ -341,7 +342,3 @@ def _check_known(action, labels, categories):
             UserWarning,
             stacklevel=2,
         )
-
-
-def _is_missing_label(label):
-    return label is None or (isinstance(label, float) and np.isnan(label))

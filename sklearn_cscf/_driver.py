@@ -162,8 +162,6 @@ def run(
         codes,
         target_class=params["target_class"],
         target_range=params["target_range"],
-        target_margin=params["target_margin"],
-        min_target_proba=params["min_target_proba"],
         classes=fitted.classes,
         stacklevel=stacklevel + 1,
     )

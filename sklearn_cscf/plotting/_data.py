@@ -83,16 +83,6 @@ def initial_lookup(initial_proba, frame, labels, bounded=True):
     return initial_values(initial_proba, labels, order=order, low=low, high=high)
 
 
-def check_real(name, value, *, low=-np.inf, high=np.inf, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}.")
-    if not low <= value <= high or np.isnan(value):
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
-    return float(value)
-
-
 def check_proba(rows, where):
     """Raise when the frame has no target probability to plot."""
     missing = rows["target_proba"].isna().to_numpy()
