@@ -30,13 +30,6 @@ def pyplot():
     return plt
 
 
-def new_axes(ax, figsize):
-    """``ax``, or the axes of a new figure with a constrained layout."""
-    if ax is None:
-        ax = pyplot().subplots(figsize=figsize, layout="constrained")[1]
-    return ax
-
-
 def merged(defaults, kw, artist=None):
     """``defaults`` updated by the user's ``*_kw`` dictionary (None: none).
 

@@ -263,7 +263,7 @@ class TargetProbabilityDisplay(Display):
         display : TargetProbabilityDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = self._axes(ax, (8, 4.5))
+        ax = self._axes(ax)
         p0 = self.initial_proba
         first = 0 if p0 is not None else 1
         n = len(self.lines)
