@@ -35,6 +35,7 @@ from sklearn_cscf._answers import Answers, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._feature_names import fitted_without_names, quiet_names
 from sklearn_cscf._schema import plain_missing
+from sklearn_cscf._workspace import Workspace
 
 # probabilities are kept to this many decimals: a model's arithmetic may round
 # the last bits of a row differently in batches of different sizes (BLAS
@@ -221,14 +222,10 @@ def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
     """
     n = states.shape[0]
     hashes = state_hashes(states, work)
-    if work is None:
-        decision = np.empty(n, dtype=np.intp)
-        output = np.empty((n, model.width)) if model.has_output else None
-        known = np.zeros(n, dtype=bool)
-    else:
-        decision = work.empty("decision", n, np.intp)
-        output = work.empty("output", (n, model.width)) if model.has_output else None
-        known = work.full("known", n, False, bool)
+    work = Workspace() if work is None else work
+    decision = work.empty("decision", n, np.intp)
+    output = work.empty("output", (n, model.width)) if model.has_output else None
+    known = work.full("known", n, False, bool)
     for member, rows in groups:
         slots = memos[member].lookup(hashes[rows])
         hit = slots >= 0
