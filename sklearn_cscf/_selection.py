@@ -28,9 +28,16 @@ _METHODS = ("knee", "weighted", "cheapest")
 _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
-# the status of an instance whose sequences all have more than max_steps steps
 # scores this close (relative to the best) are ties, broken by the fixed order
 _TIE_TOLERANCE = 1e-9
+_PARAMS = {
+    "explanations": "no_validation",  # check_frame names what gives it
+    "method": [StrOptions(set(_METHODS))],
+    # objectives, weights and max_steps depend on the method: checked below
+    "objectives": "no_validation",
+    "weights": "no_validation",
+    "max_steps": "no_validation",
+}
 _SUMMARY_COLUMNS = {
     "action": object,
     "feature": object,
@@ -44,17 +51,7 @@ _SUMMARY_COLUMNS = {
 }
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",  # check_frame names what gives it
-        "method": [StrOptions(set(_METHODS))],
-        # objectives, weights and max_steps depend on the method: checked below
-        "objectives": "no_validation",
-        "weights": "no_validation",
-        "max_steps": "no_validation",
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def choose_plan(
     explanations, *, method="knee", objectives=None, weights=None, max_steps=None
 ):
@@ -181,17 +178,7 @@ def choose_plan(
     return _choose(frame, method, columns, weights, max_steps)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",  # check_frame names what gives it
-        "method": [StrOptions(set(_METHODS))],
-        # objectives, weights and max_steps depend on the method: checked below
-        "objectives": "no_validation",
-        "weights": "no_validation",
-        "max_steps": "no_validation",
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def summarize_recourse(
     explanations, *, method="knee", objectives=None, weights=None, max_steps=None
 ):

@@ -22,6 +22,11 @@ _DIVERSITY_MEASURES = ("plans", "jaccard")
 # the weights and scales of combined_score and ExplanationScorer
 WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
 SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
+# the parameters of the means over the solved rows
+_SOLVED_MEAN_PARAMS = {
+    "explanations": "no_validation",
+    "nothing_solved": [Interval(Real, None, None, closed="both")],
+}
 
 
 # ---------------------------------------------------------------------- #
@@ -69,13 +74,7 @@ def validity(explanations):
     return _validity(rows)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",
-        "nothing_solved": [Interval(Real, None, None, closed="both")],
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
 def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     """Mean cost of each solved row's least-cost sequence.
 
@@ -121,13 +120,7 @@ def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     return _solved_mean(rows, "cost", nothing_solved)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",
-        "nothing_solved": [Interval(Real, None, None, closed="both")],
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
 def mean_sequence_length(explanations, *, nothing_solved=np.inf):
     """Mean number of steps of each solved row's least-cost sequence.
 
