@@ -150,16 +150,15 @@ class CompiledAction(PortableCallables):
         return self.action._replace(values=labels)
 
     # -- application -------------------------------------------------- #
-    def apply(self, before, keys):
+    def apply(self, before, keys, check_prices=False):
         """Apply the action to candidates ``before`` (rows) with value ``keys``.
 
-        Returns the states after the step, the efforts and which steps are valid.
+        Returns the states after the step, the efforts and which steps are
+        valid (see :meth:`apply_into`).
         """
         n = before.shape[0]
-        after = np.empty_like(before)
-        effort = np.empty(n)
-        valid = np.empty(n, dtype=bool)
-        self.apply_into(before, keys, after, effort, valid)
+        after, effort, valid = np.empty_like(before), np.empty(n), np.empty(n, bool)
+        self.apply_into(before, keys, after, effort, valid, check_prices)
         return after, effort, valid
 
     def apply_into(self, before, keys, after, effort, valid, check_prices=False):
@@ -254,10 +253,8 @@ def probe_costs(actions, schema, rows):
     for action in actions:
         if action.cost is None:
             continue
-        after, effort = np.empty_like(rows), np.empty(rows.shape[0])
-        valid = np.empty(rows.shape[0], dtype=bool)
         try:
-            action.apply_into(rows, keys, after, effort, valid, check_prices=True)
+            action.apply(rows, keys, check_prices=True)
         except NoPriceError:
             raise
         except Exception:

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._compile import compiled_for, plausibility_objective
 from sklearn_cscf._engine import Problem, Shipment, explain_block
+from sklearn_cscf._frames import STATE_KEYS
 from sklearn_cscf._model import decisions_now
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._pieces import Output, assemble, make_piece
@@ -336,17 +337,14 @@ def _check_every_row_answered(pieces, frame, details, n):
         )
 
 
-STATES_KEYS = ("instance", "solution", "step")
-
-
 def check_states_columns(schema):
     """Refuse a feature whose name is a key column of the states frame (it
     would give the frame two columns of that name)."""
-    clash = [name for name in schema.names if name in STATES_KEYS]
+    clash = [name for name in schema.names if name in STATE_KEYS]
     if clash:
         raise ValueError(
             f"A feature is named {clash[0]!r}, like the states frame's own "
-            f"{clash[0]!r} column (its columns are {list(STATES_KEYS)} and then "
+            f"{clash[0]!r} column (its columns are {list(STATE_KEYS)} and then "
             "the features): the frame would have two columns of that name. "
             f"Rename the feature (e.g. X.rename(columns={{{clash[0]!r}: "
             f"'{clash[0]}_'}})) before fit, or explain without return_states."

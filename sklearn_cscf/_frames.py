@@ -20,6 +20,8 @@ from sklearn_cscf._result import (
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
+# the key columns of the states frame; the features follow them
+STATE_KEYS = ("instance", "solution", "step")
 
 # text columns: pandas' string dtype with Python storage, whatever else is
 # installed (pyarrow storage changes what groupby aggregations return)
@@ -251,7 +253,7 @@ def build_states(results, index, schema):
     d = schema.n_features
     states = np.vstack(blocks) if blocks else np.empty((0, d))
     frame = schema.to_frame(states)
-    head = pd.DataFrame(keys, columns=["instance", "solution", "step"])
+    head = pd.DataFrame(keys, columns=list(STATE_KEYS))
     head["instance"] = pd.array(head["instance"].tolist(), dtype=index.dtype)
     head = head.astype({"solution": "Int64", "step": "Int64"})
     return pd.concat([head, frame.reset_index(drop=True)], axis=1)
@@ -430,31 +432,33 @@ def free_orders(ok, states=None):
 def _no_consequences(ok, states):
     """Per ``(instance, solution)``: whether no step changed a feature other
     than its own, as the states show."""
-    features = [c for c in states.columns if c not in ("instance", "solution", "step")]
-    table = states.set_index(["instance", "solution", "step"]).sort_index()
+    features, table = state_table(states)
     out = {}
     for (label, solution), seq in ok.groupby(["instance", "solution"], sort=False):
-        try:
-            path = table.loc[(label, solution)]
-        except KeyError:
-            out[label, solution] = False
-            continue
-        values = path[features].astype(object)
         # each step may change its own feature only: a consequence on another
         # step's feature (paying off debt out of savings) makes order matter
         own = [str(f) for f in seq.sort_values("step")["feature"]]
-        alone = True
-        for mine, before, after in zip(
-            own,
-            values.iloc[:-1].itertuples(index=False),
-            values.iloc[1:].itertuples(index=False),
-        ):
-            for name, old, new in zip(features, before, after):
-                if str(name) != mine and changed(old, new):
-                    alone = False
-        out[label, solution] = alone
+        path = [table.get((label, int(solution), t)) for t in range(len(own) + 1)]
+        out[label, solution] = all(p is not None for p in path) and not any(
+            str(name) != mine and changed(old, new)
+            for mine, before, after in zip(own, path, path[1:])
+            for name, old, new in zip(features, before, after)
+        )
     index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])
     return pd.Series(list(out.values()), index=index, dtype=bool)
+
+
+def state_table(states, labels=None):
+    """``(features, {(instance, solution, step): values})`` of a states
+    frame (of the instances ``labels`` only, when given); each state's
+    values (objects) follow ``features``."""
+    if labels is not None:
+        states = states[states["instance"].isin(labels)]
+    features = states.columns.drop(list(STATE_KEYS))
+    keys = zip(
+        states["instance"], states["solution"].astype(int), states["step"].astype(int)
+    )
+    return features, dict(zip(keys, states[features].to_numpy(dtype=object)))
 
 
 def mean_jaccard_distance(action_sets):

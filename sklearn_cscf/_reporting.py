@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
+    STATE_KEYS,
     changed,
     check_frame,
     format_cost,
@@ -18,6 +19,7 @@ from sklearn_cscf._frames import (
     instance_rows,
     plain,
     sequences,
+    state_table,
 )
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._saving import read_frame, write_frame
@@ -35,7 +37,6 @@ __all__ = ["describe", "read_explanations", "show", "write_explanations"]
 # (the values as text stand in) nor the target class (target_name does)
 _OPTIONAL = ("old_number", "new_number", "target_class", "reached_class")
 _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
-_STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help
 _HINTS = {
     STATUS_NO_COUNTERFACTUAL: (
@@ -489,18 +490,11 @@ def _state_lookup(states, labels):
     """``path(label, solution, step) -> Series`` of the features of a state."""
     check_frame(
         states,
-        _STATE_KEYS,
+        STATE_KEYS,
         name="states",
         returned_by="explain(X, return_states=True)",
     )
-    states = states[states["instance"].isin(labels)]
-    features = states.columns.drop(list(_STATE_KEYS))
-    keys = zip(
-        states["instance"],
-        states["solution"].astype(int),
-        states["step"].astype(int),
-    )
-    table = dict(zip(keys, states[features].to_numpy(dtype=object)))
+    features, table = state_table(states, labels)
 
     def path(label, solution, step):
         try:
