@@ -402,20 +402,16 @@ def free_orders(ok, states=None):
     -------
     Series of bool, indexed by ``(instance, solution)``.
     """
-    keys = ["instance", "solution"]
-    grouped = ok.groupby(keys, sort=False)
-    discounts = ok["discount"].to_numpy(dtype=float) if "discount" in ok else None
-    undiscounted = (
-        pd.Series(
-            np.isclose(discounts, 1.0) if discounts is not None else False,
-            index=ok.index,
-        )
-        .groupby([ok["instance"], ok["solution"]], sort=False)
-        .all()
+    if "discount" in ok:
+        undiscounted = np.isclose(ok["discount"].to_numpy(dtype=float), 1.0)
+    else:
+        undiscounted = np.zeros(len(ok), dtype=bool)
+    grouped = ok.assign(_free=undiscounted).groupby(
+        ["instance", "solution"], sort=False
     )
     free = (
         (grouped["step"].count() >= 2)
-        & undiscounted.reindex(grouped.size().index).to_numpy()
+        & grouped["_free"].all()
         & (grouped["feature"].nunique() == grouped["feature"].size())
     )
     if "plan" in ok and "sequence_cost" in ok:
