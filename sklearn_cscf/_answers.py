@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sklearn_cscf._workspace import Workspace
+
 # answers remembered per instance before its memo starts afresh
 MEMO_LIMIT = 50_000
 
@@ -38,15 +40,9 @@ _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX_2 = np.uint64(0x94D049BB133111EB)
 
 
-def _mix(z):
-    """splitmix64's finaliser, element-wise on uint64 (wrapping)."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX_1
-    z = (z ^ (z >> np.uint64(27))) * _MIX_2
-    return z ^ (z >> np.uint64(31))
-
-
 def _mix_into(z, spare):
-    """:func:`_mix` of ``z`` in place (``spare``: an array of its shape)."""
+    """splitmix64's finaliser of ``z``, element-wise on uint64 (wrapping), in
+    place (``spare``: an array of its shape)."""
     for shift, factor in ((30, _MIX_1), (27, _MIX_2), (31, None)):
         np.right_shift(z, np.uint64(shift), out=spare)
         np.bitwise_xor(z, spare, out=z)
@@ -63,11 +59,9 @@ def state_hashes(states, work=None):
     With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
     arrays and the result come from it.
     """
-    salts = _mix(np.arange(1, states.shape[1] + 1, dtype=np.uint64))
-    if work is None:
-        states = np.where(np.isnan(states), np.nan, states) + 0.0
-        bits = np.ascontiguousarray(states).view(np.uint64)
-        return np.bitwise_xor.reduce(_mix(bits ^ salts), axis=1)
+    d = states.shape[1]
+    salts = _mix_into(np.arange(1, d + 1, dtype=np.uint64), np.empty(d, np.uint64))
+    work = Workspace() if work is None else work
     canonical = work.empty("hash_states", states.shape)
     np.copyto(canonical, states)
     np.copyto(

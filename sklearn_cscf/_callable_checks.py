@@ -179,8 +179,8 @@ def check_numbers(raw, what):
 
 def check_tau(values, n, source, target):
     values = as_array(values, n, f"tau of edge {source!r} -> {target!r}", float)
-    if n and not (values.min() >= -1e-12 and values.max() <= 1 + 1e-12):
-        bad = ~((values >= -1e-12) & (values <= 1 + 1e-12))
+    bad = ~((values >= -1e-12) & (values <= 1 + 1e-12))
+    if bad.any():
         raise ValueError(
             f"tau of edge {source!r} -> {target!r} must return values in [0, 1], "
             f"got {values[bad][:3].tolist()}."

@@ -10,6 +10,7 @@ import pandas as pd
 
 from sklearn_cscf._callable_checks import as_array, as_condition, call
 from sklearn_cscf._pickling import PortableCallables, portable
+from sklearn_cscf._schema import is_missing
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 from sklearn_cscf._validation import is_listlike
 
@@ -149,16 +150,15 @@ class CompiledAction(PortableCallables):
         return self.action._replace(values=labels)
 
     # -- application -------------------------------------------------- #
-    def apply(self, before, keys):
+    def apply(self, before, keys, check_prices=False):
         """Apply the action to candidates ``before`` (rows) with value ``keys``.
 
-        Returns the states after the step, the efforts and which steps are valid.
+        Returns the states after the step, the efforts and which steps are
+        valid (see :meth:`apply_into`).
         """
         n = before.shape[0]
-        after = np.empty_like(before)
-        effort = np.empty(n)
-        valid = np.empty(n, dtype=bool)
-        self.apply_into(before, keys, after, effort, valid)
+        after, effort, valid = np.empty_like(before), np.empty(n), np.empty(n, bool)
+        self.apply_into(before, keys, after, effort, valid, check_prices)
         return after, effort, valid
 
     def apply_into(self, before, keys, after, effort, valid, check_prices=False):
@@ -253,10 +253,8 @@ def probe_costs(actions, schema, rows):
     for action in actions:
         if action.cost is None:
             continue
-        after, effort = np.empty_like(rows), np.empty(rows.shape[0])
-        valid = np.empty(rows.shape[0], dtype=bool)
         try:
-            action.apply_into(rows, keys, after, effort, valid, check_prices=True)
+            action.apply(rows, keys, check_prices=True)
         except NoPriceError:
             raise
         except Exception:
@@ -319,7 +317,7 @@ def _check_known(action, labels, categories):
     known = pd.Index(categories, dtype=object)
     text = [str(c) for c in categories]
     for label in labels:
-        if _is_missing_label(label) or label in known:
+        if is_missing(label) or label in known:
             continue
         close = difflib.get_close_matches(str(label), text, n=3, cutoff=0.6)
         close += [t for t in text if t.lower() == str(label).lower() and t not in close]
@@ -341,7 +339,3 @@ def _check_known(action, labels, categories):
             UserWarning,
             stacklevel=2,
         )
-
-
-def _is_missing_label(label):
-    return label is None or (isinstance(label, float) and np.isnan(label))

@@ -18,6 +18,7 @@ checkpoint change the output.
 import dataclasses
 import hashlib
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -30,6 +31,7 @@ from threadpoolctl import threadpool_limits
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._compile import compiled_for, plausibility_objective
 from sklearn_cscf._engine import Problem, Shipment, explain_block
+from sklearn_cscf._frames import STATE_KEYS
 from sklearn_cscf._model import decisions_now
 from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._pieces import Output, assemble, make_piece
@@ -138,10 +140,7 @@ def run(
         params["all_orders"],
         fitted.classes,
     )
-    schedule = Schedule(
-        **{f.name: params[f.name] for f in dataclasses.fields(Schedule)}
-    )
-    explained = explain_rows(
+    job = Job(
         problem,
         output,
         encoded,
@@ -149,10 +148,13 @@ def run(
         decisions=decisions,
         failures=failures,
         codes=codes,
-        schedule=schedule,
-        checkpoint=checkpoint,
-        shared_checkpoint=shared_checkpoint,
+        schedule=Schedule(
+            **{f.name: params[f.name] for f in dataclasses.fields(Schedule)}
+        ),
         with_states=with_states,
+    )
+    explained = explain_rows(
+        job, checkpoint=checkpoint, shared_checkpoint=shared_checkpoint
     )
     warn_about_errors(explained.details, stacklevel=stacklevel + 1)
     warn_if_nothing_to_explain(
@@ -161,8 +163,6 @@ def run(
         codes,
         target_class=params["target_class"],
         target_range=params["target_range"],
-        target_margin=params["target_margin"],
-        min_target_proba=params["min_target_proba"],
         classes=fitted.classes,
         stacklevel=stacklevel + 1,
     )
@@ -170,116 +170,81 @@ def run(
     return explained
 
 
-def explain_rows(
-    problem,
-    output,
-    encoded,
-    index,
-    *,
-    decisions,
-    failures,
-    codes,
-    schedule,
-    checkpoint=None,
-    shared_checkpoint=False,
-    with_states=False,
-):
+@dataclass(frozen=True)
+class Job:
+    """The rows of a run and what every block and piece of it shares."""
+
+    problem: Problem  # what every instance's search shares
+    output: Output  # how results become output rows
+    encoded: np.ndarray  # (n, n_features): the rows to explain
+    index: pd.Index  # each row's label in the output
+    # Answers: the model's answers about each row now (decision -1: it failed)
+    decisions: object
+    failures: dict  # {row position: message} of the rows the model failed on
+    codes: np.ndarray  # (n,): each row's target code
+    schedule: Schedule  # blocks, workers, errors, progress and the seed
+    with_states: bool = False  # also build the states after every step
+
+
+def explain_rows(job, checkpoint=None, shared_checkpoint=False):
     """Explain the encoded rows: search those needing it, answer every row.
 
     Parameters
     ----------
-    problem : Problem
-        What every instance's search shares.
-    output : Output
-        How results become output rows.
-    encoded : ndarray of shape (n, n_features)
-        The rows to explain.
-    index : Index
-        Each row's label in the output.
-    decisions : Answers
-        The model's answers about each row now (decision ``-1``: it failed).
-    failures : dict
-        ``{row position: message}`` of the rows the model failed on.
-    codes : ndarray of shape (n,)
-        Each row's target code.
-    schedule : Schedule
-        Blocks, workers, errors, progress and the seed.
+    job : Job
+        The rows and what their run shares.
     checkpoint : str or path-like, default=None
         A directory where each finished piece is saved, and from which a
         rerun resumes (rows that ended in ``"error"`` are searched again).
     shared_checkpoint : bool, default=False
         Accept a checkpoint directory that other users can write to.
-    with_states : bool, default=False
-        Also build the states after every step.
 
     Returns
     -------
     Explained
     """
-    if with_states:
-        check_states_columns(output.schema)
-    n = encoded.shape[0]
+    if job.with_states:
+        check_states_columns(job.output.schema)
+    n, decisions, codes = job.encoded.shape[0], job.decisions, job.codes
     known = decisions.decision >= 0
     reached = np.zeros(n, dtype=bool)
-    reached[known] = problem.target.gap(decisions.take(known), codes[known]) == 0
+    reached[known] = job.problem.target.gap(decisions.take(known), codes[known]) == 0
     needing = np.flatnonzero(known & ~reached)
-    entropy = _base_entropy(schedule.random_state)
+    entropy = _base_entropy(job.schedule.random_state)
     store = None
     if checkpoint is not None:
-        form = (output.max_plans, output.all_orders)
-        key = fingerprint(problem, encoded, codes, index, schedule.random_state, form)
+        form = (job.output.max_plans, job.output.all_orders)
+        key = fingerprint(
+            job.problem, job.encoded, codes, job.index, job.schedule.random_state, form
+        )
         store = Checkpoint(
             checkpoint,
             key,
             entropy,
             n,
             answers=decisions,
-            varies=problem.recheck,
+            varies=job.problem.recheck,
             shared=shared_checkpoint,
         )
         entropy = store.entropy
-    try:
-        pieces = _pieces(
-            problem,
-            output,
-            encoded,
-            index,
-            needing,
-            failures,
-            codes,
-            schedule,
-            store,
-            with_states,
-            entropy,
-        )
-    finally:
-        if store is not None:
-            store.close()
-    frame, states, details, finals = assemble(pieces, n, encoded.shape[1])
+    with store if store is not None else nullcontext():
+        pieces = _pieces(job, needing, store, entropy)
+    frame, states, details, finals = assemble(pieces, n, job.encoded.shape[1])
     _check_every_row_answered(pieces, frame, details, n)
     return Explained(frame, states, details, finals)
 
 
-def _pieces(
-    problem,
-    output,
-    encoded,
-    index,
-    needing,
-    failures,
-    codes,
-    schedule,
-    store,
-    with_states,
-    entropy,
-):
+def _pieces(job, needing, store, entropy):
     """The pieces of every row: loaded from ``store``, or searched."""
+    encoded, index, codes, schedule = job.encoded, job.index, job.codes, job.schedule
     n = encoded.shape[0]
-    shipment = Shipment(problem)
+    shipment = Shipment(job.problem)
     pieces, remaining = [], np.arange(n)
     if store is not None:
         pieces = [
-            make_piece(done, rows, index[rows], output, with_states, found=found)
+            make_piece(
+                done, rows, index[rows], job.output, job.with_states, found=found
+            )
             for rows, done, found in store.load()
         ]
         finished = [p.positions for p in pieces]
@@ -292,8 +257,8 @@ def _pieces(
         int(r): InstanceResult(
             x0=encoded[r],
             target=int(codes[r]),
-            status=STATUS_ERROR if r in failures else STATUS_ALREADY_TARGET,
-            message=failures.get(r),
+            status=STATUS_ERROR if r in job.failures else STATUS_ALREADY_TARGET,
+            message=job.failures.get(r),
         )
         for r in np.setdiff1d(remaining, searched)
     }
@@ -319,8 +284,8 @@ def _pieces(
             [results[r] for r in positions],
             positions,
             index[positions],
-            output,
-            with_states,
+            job.output,
+            job.with_states,
             store,
         )
 
@@ -372,17 +337,14 @@ def _check_every_row_answered(pieces, frame, details, n):
         )
 
 
-STATES_KEYS = ("instance", "solution", "step")
-
-
 def check_states_columns(schema):
     """Refuse a feature whose name is a key column of the states frame (it
     would give the frame two columns of that name)."""
-    clash = [name for name in schema.names if name in STATES_KEYS]
+    clash = [name for name in schema.names if name in STATE_KEYS]
     if clash:
         raise ValueError(
             f"A feature is named {clash[0]!r}, like the states frame's own "
-            f"{clash[0]!r} column (its columns are {list(STATES_KEYS)} and then "
+            f"{clash[0]!r} column (its columns are {list(STATE_KEYS)} and then "
             "the features): the frame would have two columns of that name. "
             f"Rename the feature (e.g. X.rename(columns={{{clash[0]!r}: "
             f"'{clash[0]}_'}})) before fit, or explain without return_states."

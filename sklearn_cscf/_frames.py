@@ -20,6 +20,8 @@ from sklearn_cscf._result import (
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
+# the key columns of the states frame; the features follow them
+STATE_KEYS = ("instance", "solution", "step")
 
 # text columns: pandas' string dtype with Python storage, whatever else is
 # installed (pyarrow storage changes what groupby aggregations return)
@@ -116,6 +118,21 @@ def display_value(schema, j, value):
     if float(value).is_integer() and abs(value) < 1e15:
         return str(int(value))
     return np.format_float_positional(value, precision=4, unique=True, trim="-")
+
+
+def format_cost(value):
+    """A cost for people: two decimals, or two significant digits below 0.01."""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.2g}"
+
+
+def changed(old, new):
+    """Whether a feature's value changed from ``old`` to ``new`` (two missing
+    values are no change)."""
+    return not (pd.isna(old) and pd.isna(new)) and (
+        pd.isna(old) or pd.isna(new) or old != new
+    )
 
 
 def _numeric(schema, j, value):
@@ -236,7 +253,7 @@ def build_states(results, index, schema):
     d = schema.n_features
     states = np.vstack(blocks) if blocks else np.empty((0, d))
     frame = schema.to_frame(states)
-    head = pd.DataFrame(keys, columns=["instance", "solution", "step"])
+    head = pd.DataFrame(keys, columns=list(STATE_KEYS))
     head["instance"] = pd.array(head["instance"].tolist(), dtype=index.dtype)
     head = head.astype({"solution": "Int64", "step": "Int64"})
     return pd.concat([head, frame.reset_index(drop=True)], axis=1)
@@ -295,6 +312,41 @@ def check_steps(ok, returned_by=EXPLAIN):
     return stats
 
 
+def instance_rows(frame, instance=None):
+    """``[(label, positions of its rows), ...]`` for ``instance``: a label or
+    a list of labels, in that order (by default every instance, in the
+    frame's order); each label as a plain Python value. A label the frame
+    does not hold raises a ``ValueError`` naming some it holds."""
+    codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
+    known = pd.Index(uniques)
+    if instance is None:
+        chosen = list(range(len(known)))
+    else:
+        wanted = (
+            list(instance)
+            if isinstance(instance, list | np.ndarray | pd.Index | pd.Series)
+            else [instance]
+        )
+        chosen = []
+        for label in wanted:
+            position = known.get_indexer([label])[0] if len(known) else -1
+            if position < 0:
+                more = " ..." if len(known) > 5 else ""
+                raise ValueError(
+                    f"instance {plain(label)!r} is not in explanations; it holds "
+                    f"{known[:5].tolist()}{more}."
+                )
+            chosen.append(position)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(len(known) + 1))
+    return [(plain(known[k]), order[starts[k] : starts[k + 1]]) for k in chosen]
+
+
+def plain(label):
+    """``label`` as a plain Python value (``460``, not ``np.int64(460)``)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 def sequences(ok):
     """One row per sequence of the (checked) ``ok`` rows: ``instance``,
     ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
@@ -350,20 +402,16 @@ def free_orders(ok, states=None):
     -------
     Series of bool, indexed by ``(instance, solution)``.
     """
-    keys = ["instance", "solution"]
-    grouped = ok.groupby(keys, sort=False)
-    discounts = ok["discount"].to_numpy(dtype=float) if "discount" in ok else None
-    undiscounted = (
-        pd.Series(
-            np.isclose(discounts, 1.0) if discounts is not None else False,
-            index=ok.index,
-        )
-        .groupby([ok["instance"], ok["solution"]], sort=False)
-        .all()
+    if "discount" in ok:
+        undiscounted = np.isclose(ok["discount"].to_numpy(dtype=float), 1.0)
+    else:
+        undiscounted = np.zeros(len(ok), dtype=bool)
+    grouped = ok.assign(_free=undiscounted).groupby(
+        ["instance", "solution"], sort=False
     )
     free = (
         (grouped["step"].count() >= 2)
-        & undiscounted.reindex(grouped.size().index).to_numpy()
+        & grouped["_free"].all()
         & (grouped["feature"].nunique() == grouped["feature"].size())
     )
     if "plan" in ok and "sequence_cost" in ok:
@@ -380,35 +428,33 @@ def free_orders(ok, states=None):
 def _no_consequences(ok, states):
     """Per ``(instance, solution)``: whether no step changed a feature other
     than its own, as the states show."""
-    features = [c for c in states.columns if c not in ("instance", "solution", "step")]
-    table = states.set_index(["instance", "solution", "step"]).sort_index()
+    features, table = state_table(states)
     out = {}
     for (label, solution), seq in ok.groupby(["instance", "solution"], sort=False):
-        try:
-            path = table.loc[(label, solution)]
-        except KeyError:
-            out[label, solution] = False
-            continue
-        values = path[features].astype(object)
         # each step may change its own feature only: a consequence on another
         # step's feature (paying off debt out of savings) makes order matter
         own = [str(f) for f in seq.sort_values("step")["feature"]]
-        alone = True
-        for mine, before, after in zip(
-            own,
-            values.iloc[:-1].itertuples(index=False),
-            values.iloc[1:].itertuples(index=False),
-        ):
-            for name, old, new in zip(features, before, after):
-                if (
-                    str(name) != mine
-                    and not (pd.isna(old) and pd.isna(new))
-                    and (pd.isna(old) or pd.isna(new) or old != new)
-                ):
-                    alone = False
-        out[label, solution] = alone
+        path = [table.get((label, int(solution), t)) for t in range(len(own) + 1)]
+        out[label, solution] = all(p is not None for p in path) and not any(
+            str(name) != mine and changed(old, new)
+            for mine, before, after in zip(own, path, path[1:])
+            for name, old, new in zip(features, before, after)
+        )
     index = pd.MultiIndex.from_tuples(list(out), names=["instance", "solution"])
     return pd.Series(list(out.values()), index=index, dtype=bool)
+
+
+def state_table(states, labels=None):
+    """``(features, {(instance, solution, step): values})`` of a states
+    frame (of the instances ``labels`` only, when given); each state's
+    values (objects) follow ``features``."""
+    if labels is not None:
+        states = states[states["instance"].isin(labels)]
+    features = states.columns.drop(list(STATE_KEYS))
+    keys = zip(
+        states["instance"], states["solution"].astype(int), states["step"].astype(int)
+    )
+    return features, dict(zip(keys, states[features].to_numpy(dtype=object)))
 
 
 def mean_jaccard_distance(action_sets):

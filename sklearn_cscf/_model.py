@@ -35,6 +35,7 @@ from sklearn_cscf._answers import Answers, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._feature_names import fitted_without_names, quiet_names
 from sklearn_cscf._schema import plain_missing
+from sklearn_cscf._workspace import Workspace
 
 # probabilities are kept to this many decimals: a model's arithmetic may round
 # the last bits of a row differently in batches of different sizes (BLAS
@@ -90,30 +91,29 @@ class ModelAdapter:
         # fitted on an array, asked about frames: fit said so once
         self.quiet = fitted_without_names(estimator)
 
-    def answer(self, states):
-        """The model's :class:`Answers` for encoded ``states``."""
-        X = self.schema.to_model_input(states)
+    def _call(self, method, X):
+        """``estimator.<method>(X)``, timed; an error names the method."""
         start = time.perf_counter()
-        method = "predict_proba" if self.has_proba else "predict"
         try:
             with quiet_names(self.quiet):
-                proba = self.estimator.predict_proba(X) if self.has_proba else None
-                method = "predict"
-                labels = self.estimator.predict(X) if self.use_predict else None
+                return getattr(self.estimator, method)(X)
         except Exception as exc:
             blame(exc, f"the estimator's {method}")
             raise
         finally:
             self.seconds += time.perf_counter() - start
+
+    def answer(self, states):
+        """The model's :class:`Answers` for encoded ``states``."""
+        X = self.schema.to_model_input(states)
+        proba = self._call("predict_proba", X) if self.has_proba else None
+        labels = self._call("predict", X) if self.use_predict else None
         if self.regression:
             values = self._predictions(labels, states.shape[0])
             return Answers(np.zeros(values.shape[0], dtype=np.intp), values)
         if proba is not None:
             proba = self._checked(proba, states.shape[0])
-        if labels is None:
-            decision = proba.argmax(axis=1)
-        else:
-            decision = self.decision_of(labels)
+        decision = proba.argmax(axis=1) if labels is None else self.decision_of(labels)
         if proba is not None:
             proba = np.round(proba, PROBA_DECIMALS)
         return Answers(decision, proba)
@@ -134,30 +134,14 @@ class ModelAdapter:
     def verify(self, states):
         """The model's ``predict`` (class indices) on encoded ``states``."""
         X = self.schema.to_model_input(states)
-        start = time.perf_counter()
-        try:
-            with quiet_names(self.quiet):
-                labels = self.estimator.predict(X)
-        except Exception as exc:
-            blame(exc, "the estimator's predict")
-            raise
-        finally:
-            self.seconds += time.perf_counter() - start
-        return self.decision_of(labels)
+        return self.decision_of(self._call("predict", X))
 
     def decide(self, X):
         """The model's own decision (class index) on raw rows ``X``: its
         ``predict`` when it has one."""
-        method = "predict" if self.has_predict else "predict_proba"
-        try:
-            with quiet_names(self.quiet):
-                out = getattr(self.estimator, method)(X)
-        except Exception as exc:
-            blame(exc, f"the estimator's {method}")
-            raise
         if self.has_predict:
-            return self.decision_of(out)
-        return self._checked(out, len(X)).argmax(axis=1)
+            return self.decision_of(self._call("predict", X))
+        return self._checked(self._call("predict_proba", X), len(X)).argmax(axis=1)
 
     def decision_of(self, labels):
         """Class indices of predicted ``labels``."""
@@ -238,14 +222,10 @@ def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
     """
     n = states.shape[0]
     hashes = state_hashes(states, work)
-    if work is None:
-        decision = np.empty(n, dtype=np.intp)
-        output = np.empty((n, model.width)) if model.has_output else None
-        known = np.zeros(n, dtype=bool)
-    else:
-        decision = work.empty("decision", n, np.intp)
-        output = work.empty("output", (n, model.width)) if model.has_output else None
-        known = work.full("known", n, False, bool)
+    work = Workspace() if work is None else work
+    decision = work.empty("decision", n, np.intp)
+    output = work.empty("output", (n, model.width)) if model.has_output else None
+    known = work.full("known", n, False, bool)
     for member, rows in groups:
         slots = memos[member].lookup(hashes[rows])
         hit = slots >= 0

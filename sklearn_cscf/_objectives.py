@@ -63,10 +63,8 @@ def evaluate_objectives(objectives, candidates):
     ``candidates.work`` when it has one)."""
     n = candidates.starts.shape[0]
     width = sum(objective.width for objective in objectives)
-    if candidates.work is None:
-        F = np.empty((n, width))
-    else:
-        F = candidates.work.empty("F", (n, width))
+    work = Workspace() if candidates.work is None else candidates.work
+    F = work.empty("F", (n, width))
     for objective, columns in zip(objectives, objective_slices(objectives).values()):
         values = np.asarray(objective.function(candidates), dtype=float)
         F[:, columns] = values.reshape(n, objective.width)
@@ -151,9 +149,8 @@ def gower_distance(x0, states, schema, work=None):
     -------
     ndarray of shape (n,)
     """
+    work = Workspace() if work is None else work
     parts = _gower_parts(states, x0, schema.span, schema.is_categorical, work)
-    if work is None:
-        return parts.mean(axis=1)
     return np.mean(parts, axis=1, out=work.empty("gower", parts.shape[0]))
 
 

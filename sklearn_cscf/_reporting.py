@@ -10,9 +10,16 @@ import pandas as pd
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
+    STATE_KEYS,
+    changed,
     check_frame,
+    format_cost,
     free_orders,
     initial_values,
+    instance_rows,
+    plain,
+    sequences,
+    state_table,
 )
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._saving import read_frame, write_frame
@@ -30,7 +37,6 @@ __all__ = ["describe", "read_explanations", "show", "write_explanations"]
 # (the values as text stand in) nor the target class (target_name does)
 _OPTIONAL = ("old_number", "new_number", "target_class", "reached_class")
 _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
-_STATE_KEYS = ("instance", "solution", "step")
 # what a status without sequences means, and what may help
 _HINTS = {
     STATUS_NO_COUNTERFACTUAL: (
@@ -182,7 +188,8 @@ def describe(
         unpack="return_states",
         then="describe(explanations, states)",
     )
-    labels, rows_of = _select(frame, instance)
+    chosen = instance_rows(frame, instance)
+    labels = [label for label, _ in chosen]
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
@@ -195,8 +202,8 @@ def describe(
     )
     path = None if states is None else _state_lookup(states, labels)
     blocks = []
-    for label in labels:
-        rows = frame.iloc[rows_of[label]]
+    for label, positions in chosen:
+        rows = frame.iloc[positions]
         name = target_name
         if name is None:
             name = str(rows["target_class"].iloc[0]) if "target_class" in rows else ""
@@ -318,20 +325,16 @@ def _describe_instance(
 def _plans(label, ok):
     """``{plan: [(cost, steps of one order), ...]}``, cheapest plan and order
     first."""
-    keys = ok[["plan", "solution"]]
-    if keys.isna().any().any():
+    if ok[["plan", "solution"]].isna().any().any():
         raise ValueError(
-            f"instance {_plain(label)!r} has 'ok' rows without a plan or "
+            f"instance {plain(label)!r} has 'ok' rows without a plan or "
             f"solution; pass the DataFrame returned by {EXPLAIN}."
         )
+    steps = ok.sort_values("step", kind="stable").groupby("solution", sort=False)
     plans = {}
-    for (plan, _), seq in ok.groupby(["plan", "solution"], sort=False):
-        seq = seq.sort_values("step")
-        plans.setdefault(int(plan), []).append(
-            (float(seq["sequence_cost"].iloc[0]), seq)
-        )
-    for orders in plans.values():
-        orders.sort(key=lambda order: order[0])
+    for seq in sequences(ok).itertuples():  # by cost
+        order = steps.get_group(seq.solution)
+        plans.setdefault(int(seq.plan), []).append((float(seq.cost), order))
     return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
 
 
@@ -339,9 +342,9 @@ def _plan_header(plan, seq, orders, anyhow=False):
     first = seq.iloc[0]
     cost = float(first["sequence_cost"])
     effort = float(first["sequence_effort"])
-    text = f"  #{plan + 1}  cost {_cost(cost)}"
+    text = f"  #{plan + 1}  cost {format_cost(cost)}"
     if not np.isclose(cost, effort):
-        text += f" (effort {_cost(effort)})"
+        text += f" (effort {format_cost(effort)})"
     order = " in any order" if anyhow else ""
     gower = _precise(float(first["gower_distance"]))
     text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
@@ -349,10 +352,10 @@ def _plan_header(plan, seq, orders, anyhow=False):
     reached = first.get("reached_class", None)
     target = first.get("target_class", None)
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
-        text += f", reaches {_plain(reached)}"
+        text += f", reaches {plain(reached)}"
     others = [order_cost for order_cost, _ in orders[1:]]
     if others:
-        low, high = _cost(min(others)), _cost(max(others))
+        low, high = format_cost(min(others)), format_cost(max(others))
         span = low if low == high else f"{low} to {high}"
         text += f"; the same actions in {len(others)} other order(s) cost {span}"
     return text
@@ -360,9 +363,9 @@ def _plan_header(plan, seq, orders, anyhow=False):
 
 def _step_cells(step):
     """The action, feature, old and new values, and the priced cost of a step."""
-    priced = f"cost {_cost(step.cost)}"
+    priced = f"cost {format_cost(step.cost)}"
     if not pd.isna(step.discount) and not np.isclose(step.discount, 1.0):
-        priced += f" ({_cost(step.effort)} x {step.discount:.2f})"
+        priced += f" ({format_cost(step.effort)} x {step.discount:.2f})"
     old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
     if not (pd.isna(old) or pd.isna(new)):
         old, new = _number_pair(float(old), float(new))
@@ -424,9 +427,7 @@ def _consequences(path, label, step):
     return [
         f"{name} {_value(old)} -> {_value(new)}"
         for name, old, new in zip(before.index, before, after)
-        if str(name) != str(step.feature)
-        and not (pd.isna(old) and pd.isna(new))
-        and (pd.isna(old) or pd.isna(new) or old != new)
+        if str(name) != str(step.feature) and changed(old, new)
     ]
 
 
@@ -448,48 +449,9 @@ def _value(value):
     return f"{value:,.2f}"
 
 
-def _cost(value):
-    """A cost: two decimals, or two significant digits below 0.01."""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
-
-
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _select(frame, instance):
-    """The labels to describe and the positions of each one's rows."""
-    codes, uniques = pd.factorize(frame["instance"], use_na_sentinel=False)
-    known = pd.Index(uniques)
-    if instance is None:
-        chosen = list(range(len(known)))
-    else:
-        wanted = (
-            list(instance)
-            if isinstance(instance, list | np.ndarray | pd.Index | pd.Series)
-            else [instance]
-        )
-        chosen = []
-        for label in wanted:
-            position = known.get_indexer([label])[0] if len(known) else -1
-            if position < 0:
-                more = " ..." if len(known) > 5 else ""
-                raise ValueError(
-                    f"instance {_plain(label)!r} is not in explanations; it holds "
-                    f"{known[:5].tolist()}{more}."
-                )
-            chosen.append(position)
-    # plain Python labels read better in the text and in messages
-    labels = [_plain(known[k]) for k in chosen]
-    rows_of = {_plain(known[k]): np.flatnonzero(codes == k) for k in chosen}
-    return labels, rows_of
-
-
-def _plain(label):
-    return label.item() if isinstance(label, np.generic) else label
-
-
 def _check_max_plans(max_plans):
     if max_plans is None:
         return None
@@ -514,7 +476,7 @@ def _profiles(X, labels):
         position = X.index.get_indexer_for([label])
         if not len(position) or position[0] < 0:
             raise ValueError(
-                f"X has no row labelled {_plain(label)!r}; pass the rows given to "
+                f"X has no row labelled {plain(label)!r}; pass the rows given to "
                 "explain."
             )
         row = X.iloc[position[0]]
@@ -528,25 +490,18 @@ def _state_lookup(states, labels):
     """``path(label, solution, step) -> Series`` of the features of a state."""
     check_frame(
         states,
-        _STATE_KEYS,
+        STATE_KEYS,
         name="states",
         returned_by="explain(X, return_states=True)",
     )
-    states = states[states["instance"].isin(labels)]
-    features = states.columns.drop(list(_STATE_KEYS))
-    keys = zip(
-        states["instance"],
-        states["solution"].astype(int),
-        states["step"].astype(int),
-    )
-    table = dict(zip(keys, states[features].to_numpy(dtype=object)))
+    features, table = state_table(states, labels)
 
     def path(label, solution, step):
         try:
             values = table[(label, solution, step)]
         except KeyError:
             raise ValueError(
-                f"states has no state for instance {_plain(label)!r}, solution "
+                f"states has no state for instance {plain(label)!r}, solution "
                 f"{solution}, step {step}; pass the states returned together "
                 "with these explanations."
             ) from None

@@ -74,16 +74,10 @@ class InstanceResult:
         """The result keeping only sequences ``rows`` (in that order)."""
         if self.order is None:
             return self
+        arrays = {name: getattr(self, name) for name in SEQUENCE_ARRAYS}
         return replace(
             self,
-            order=self.order[rows],
-            lengths=self.lengths[rows],
-            effort=self.effort[rows],
-            discount=self.discount[rows],
-            step_cost=self.step_cost[rows],
-            states=self.states[rows],
-            step_score=self.step_score[rows],
-            reached=None if self.reached is None else self.reached[rows],
+            **{name: None if a is None else a[rows] for name, a in arrays.items()},
             objectives={name: values[rows] for name, values in self.objectives.items()},
         )
 

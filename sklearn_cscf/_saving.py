@@ -128,25 +128,18 @@ def read_frame(path, **kwargs):
     or ``to_parquet``, with the column types of ``explain``'s frame."""
     if _is_parquet(path):
         frame = pd.read_parquet(path, **kwargs)
-        if not any(name + TYPE_SUFFIX in frame.columns for name in LABEL_COLUMNS):
-            # parquet kept the types itself; text as explain gives it
-            # (pandas.read_parquet gives pyarrow-backed strings)
-            return frame.astype(
-                {
-                    name: TEXT
-                    for name in frame.columns
-                    if isinstance(frame[name].dtype, pd.StringDtype)
-                }
-            )
+        typed = any(name + TYPE_SUFFIX in frame.columns for name in LABEL_COLUMNS)
         # text as explain gives it (parquet reads pyarrow-backed strings)
         frame = frame.astype(
             {
                 name: TEXT
                 for name in frame.columns
-                if name in LABEL_COLUMNS
+                if (typed and name in LABEL_COLUMNS)
                 or isinstance(frame[name].dtype, pd.StringDtype)
             }
         )
+        if not typed:  # parquet kept every other type itself
+            return frame
     else:
         frame = pd.read_csv(
             path, dtype=TEXT, keep_default_na=False, na_values=[""], **kwargs

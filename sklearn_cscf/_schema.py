@@ -27,7 +27,7 @@ def _is_numeric_column(values):
             dtype
         )
     # object column: numeric only when every non-missing entry is a real number
-    non_missing = [v for v in values if not _is_missing(v)]
+    non_missing = [v for v in values if not is_missing(v)]
     return bool(non_missing) and all(
         isinstance(v, Real) and not isinstance(v, bool | np.bool_) for v in non_missing
     )
@@ -71,7 +71,7 @@ def _kind(values):
     if dtype is not None and dtype.kind != "O":
         return str(dtype)
     for value in np.asarray(values, dtype=object):
-        if not _is_missing(value) and (
+        if not is_missing(value) and (
             not isinstance(value, Real) or isinstance(value, bool | np.bool_)
         ):
             return type(value).__name__
@@ -113,7 +113,8 @@ def _reject_unsupported(values, name):
             )
 
 
-def _is_missing(value):
+def is_missing(value):
+    """Whether a raw value is missing (``None`` or a float NaN)."""
     return value is None or (isinstance(value, float) and np.isnan(value))
 
 
@@ -219,7 +220,7 @@ class FeatureSchema:
         observed = [
             v
             for v in pd.unique(np.asarray(col, dtype=object))
-            if not _is_missing(v) and v is not pd.NA
+            if not is_missing(v) and v is not pd.NA
         ]
         if isinstance(dtype, pd.CategoricalDtype):
             cats = list(dtype.categories)
@@ -267,7 +268,7 @@ class FeatureSchema:
 
     def add_category(self, j, label):
         """Append a category an action introduces (e.g. an unobserved target)."""
-        if label not in self._lookup[j] and not _is_missing(label):
+        if label not in self._lookup[j] and not is_missing(label):
             self.categories[j].append(label)
             self._refresh_lookups()
 
@@ -277,7 +278,7 @@ class FeatureSchema:
         for j in np.flatnonzero(self.is_categorical):
             column = X.iloc[:, j] if isinstance(X, pd.DataFrame) else X[:, j]
             labels = pd.unique(np.asarray(column, dtype=object))
-            labels = [v for v in labels if not _is_missing(v) and v is not pd.NA]
+            labels = [v for v in labels if not is_missing(v) and v is not pd.NA]
             if labels:
                 known = self._lookup[j].get_indexer(np.asarray(labels, dtype=object))
                 new = [v for v, code in zip(labels, known) if code < 0]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import check_frame, check_steps, is_ok
+from sklearn_cscf._frames import check_frame, check_steps, instance_rows, is_ok
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf._status import STATUS_EXCEEDS_MAX_STEPS
 
@@ -28,9 +28,16 @@ _METHODS = ("knee", "weighted", "cheapest")
 _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
-# the status of an instance whose sequences all have more than max_steps steps
 # scores this close (relative to the best) are ties, broken by the fixed order
 _TIE_TOLERANCE = 1e-9
+_PARAMS = {
+    "explanations": "no_validation",  # check_frame names what gives it
+    "method": [StrOptions(set(_METHODS))],
+    # objectives, weights and max_steps depend on the method: checked below
+    "objectives": "no_validation",
+    "weights": "no_validation",
+    "max_steps": "no_validation",
+}
 _SUMMARY_COLUMNS = {
     "action": object,
     "feature": object,
@@ -44,17 +51,7 @@ _SUMMARY_COLUMNS = {
 }
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",  # check_frame names what gives it
-        "method": [StrOptions(set(_METHODS))],
-        # objectives, weights and max_steps depend on the method: checked below
-        "objectives": "no_validation",
-        "weights": "no_validation",
-        "max_steps": "no_validation",
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def choose_plan(
     explanations, *, method="knee", objectives=None, weights=None, max_steps=None
 ):
@@ -181,17 +178,7 @@ def choose_plan(
     return _choose(frame, method, columns, weights, max_steps)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",  # check_frame names what gives it
-        "method": [StrOptions(set(_METHODS))],
-        # objectives, weights and max_steps depend on the method: checked below
-        "objectives": "no_validation",
-        "weights": "no_validation",
-        "max_steps": "no_validation",
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_PARAMS, prefer_skip_nested_validation=True)
 def summarize_recourse(
     explanations, *, method="knee", objectives=None, weights=None, max_steps=None
 ):
@@ -295,7 +282,7 @@ def summarize_recourse(
 def _choose(frame, method, columns, weights, max_steps):
     """The rows of each instance's chosen sequence (or its status rows)."""
     ok = is_ok(frame)
-    codes, labels = pd.factorize(frame["instance"], use_na_sentinel=False)
+    codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
     table = _sequence_table(frame, ok, codes, columns)
     chosen, shortest = {}, {}
     for code, candidates in table.groupby("code", sort=False):
@@ -308,10 +295,7 @@ def _choose(frame, method, columns, weights, max_steps):
             _pick(candidates, method, columns, weights, "gower_distance" in frame)
         ]
     pieces = []
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(len(labels) + 1))
-    for code in range(len(labels)):
-        rows = order[starts[code] : starts[code + 1]]
+    for code, (_, rows) in enumerate(instance_rows(frame)):
         if code in chosen:
             instance, solution = chosen[code]
             rows = rows[ok[rows]]

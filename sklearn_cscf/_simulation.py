@@ -47,9 +47,8 @@ class Trajectories:
     @property
     def sequence_cost(self):
         step_cost = self.step_cost
-        if self.work is None:
-            return step_cost.sum(axis=1)
-        out = self.work.empty("sequence_cost", step_cost.shape[0])
+        work = Workspace() if self.work is None else self.work
+        out = work.empty("sequence_cost", step_cost.shape[0])
         return np.sum(step_cost, axis=1, out=out)
 
     @property

@@ -255,26 +255,6 @@ def make_target(
     return ClassTarget(accept, use_predict, min_target_proba, code=code, names=names)
 
 
-def nothing_to_explain(target, codes, *, classes, target_class, target_range):
-    """The warning when every row already reaches the target: is it the
-    right one? (``codes``: each row's target code.)"""
-    labels = sorted({str(target.names[t]) for t in codes})
-    if classes is None:
-        return (
-            f"Every row of X is already predicted in the target "
-            f"range {labels[0]}: nothing to explain. Is that the range "
-            f"to reach? target_range={target_range!r}."
-        )
-    named = "the positive class" if target_class is None else "target_class"
-    return (
-        f"Every row of X is already of the target class "
-        f"{', '.join(map(repr, labels))}: nothing to explain. Is "
-        f"that the class to reach? It is {named} (target_class="
-        f"{target_class!r}); the model's classes are "
-        f"{classes.tolist()}."
-    )
-
-
 def check_range(target_range):
     """``(low, high)`` of a target range, checked."""
     try:
@@ -294,27 +274,28 @@ def check_range(target_range):
 
 
 def warn_if_nothing_to_explain(
-    statuses,
-    target,
-    codes,
-    *,
-    classes,
-    target_class,
-    target_range,
-    target_margin=None,
-    min_target_proba=None,
-    stacklevel=3,
+    statuses, target, codes, *, classes, target_class, target_range, stacklevel=3
 ):
     """Warn when several rows and every one already reaches the target (one
     accepted row is common; several and nothing else hint at a wrong
-    target): :func:`nothing_to_explain` says why it may be. ``stacklevel``:
-    the frames from the caller to the user's code."""
-    if len(statuses) > 1 and (statuses == STATUS_ALREADY_TARGET).all():
-        message = nothing_to_explain(
-            target,
-            codes,
-            classes=classes,
-            target_class=target_class,
-            target_range=target_range,
+    target): is it the right one? ``codes``: each row's target code;
+    ``stacklevel``: the frames from the caller to the user's code."""
+    if len(statuses) < 2 or not (statuses == STATUS_ALREADY_TARGET).all():
+        return
+    labels = sorted({str(target.names[t]) for t in codes})
+    if classes is None:
+        message = (
+            f"Every row of X is already predicted in the target "
+            f"range {labels[0]}: nothing to explain. Is that the range "
+            f"to reach? target_range={target_range!r}."
         )
-        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+    else:
+        named = "the positive class" if target_class is None else "target_class"
+        message = (
+            f"Every row of X is already of the target class "
+            f"{', '.join(map(repr, labels))}: nothing to explain. Is "
+            f"that the class to reach? It is {named} (target_class="
+            f"{target_class!r}); the model's classes are "
+            f"{classes.tolist()}."
+        )
+    warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)

@@ -95,14 +95,6 @@ REPLAY_SHARES = {
     "sklearn_cscf._frames",
     "sklearn_cscf._sklearn_compat",
 }
-# imports the layers forbid, still there (plotting/ is reworked by issue 22's
-# Displays; it should import _selection, not the public namespace)
-UPWARDS_ALLOWED = {
-    ("sklearn_cscf.plotting._recourse_summary", "sklearn_cscf.selection"),
-}
-# files that still import another file's private names (metrics/ is
-# reworked by issue 22's frame reader; remove it from here then)
-PRIVATE_IMPORTS_ALLOWED = {"sklearn_cscf.metrics._scorer"}
 
 
 def modules():
@@ -179,8 +171,6 @@ def layer_violations(graph):
     for name, imported in sorted(graph.items()):
         layer = layer_of(name)
         for other in sorted(imported):
-            if (name, other) in UPWARDS_ALLOWED:
-                continue
             other_layer = layer_of(other)
             if other_layer not in MAY_IMPORT[layer]:
                 found.append((name, other, f"{layer} may not import {other_layer}"))
@@ -251,8 +241,7 @@ def test_no_module_imports_another_modules_private_names():
     found = {
         name: names
         for name, path in modules().items()
-        if name not in PRIVATE_IMPORTS_ALLOWED
-        and (names := private_names_imported(path))
+        if (names := private_names_imported(path))
     }
     assert found == {}
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from sklearn_cscf import SequentialCounterfactualExplainer, describe, show
-from sklearn_cscf._frames import COLUMNS
-from sklearn_cscf._reporting import _cost, _number_pair, _precise, _value
+from sklearn_cscf._frames import COLUMNS, format_cost
+from sklearn_cscf._reporting import _number_pair, _precise, _value
 
 EDUCATION = pd.CategoricalDtype(["HS", "BSc", "MSc"], ordered=True)
 NUMBERS = {"age", "savings", "hours"}
@@ -358,7 +358,7 @@ def test_values_for_people(value, text):
     "value, text", [(0.0, "0.00"), (0.0026, "0.0026"), (1.234, "1.23")]
 )
 def test_costs_for_people(value, text):
-    assert _cost(value) == text
+    assert format_cost(value) == text
 
 
 @pytest.mark.parametrize(

@@ -111,23 +111,14 @@ def _costs(defs, record, step, totals):
 
 def _sequence(defs, record, step, totals):
     """The sequence's totals, on each of its steps."""
-    problems = differs(
-        defs,
-        "sequence_cost",
-        step.sequence_cost,
-        totals.cost,
-        how="replayed sum of costs",
-    )
-    if hasattr(step, "sequence_effort"):
-        problems += differs(
-            defs,
-            "sequence_effort",
-            step.sequence_effort,
-            totals.effort,
-            how="replayed sum of efforts",
-        )
-    if hasattr(step, "gower_distance"):
-        problems += differs(defs, "gower_distance", step.gower_distance, totals.gower)
+    problems = []
+    for column, replayed, how in (
+        ("sequence_cost", totals.cost, "replayed sum of costs"),
+        ("sequence_effort", totals.effort, "replayed sum of efforts"),
+        ("gower_distance", totals.gower, "replayed"),
+    ):
+        if hasattr(step, column):  # sequence_cost: always (a required column)
+            problems += differs(defs, column, getattr(step, column), replayed, how)
     if is_missing(step.length) or int(step.length) != totals.length:
         problems.append(f"length: reported {step.length!r}, {totals.length} step(s)")
     return problems

@@ -35,7 +35,18 @@ class _Feature:
         return f"{type(self).__name__}({args})"
 
 
-class AbsoluteChange(_Feature):
+class _PerUnit(_Feature):
+    """An effort of ``feature`` in units of ``per``."""
+
+    def __init__(self, feature, per=1):
+        super().__init__(feature)
+        self.per = per
+
+    def _repr_args(self):
+        return [f"per={self.per!r}"]
+
+
+class AbsoluteChange(_PerUnit):
     """Effort ``abs(after - before) / per`` of ``feature``.
 
     Examples
@@ -49,43 +60,22 @@ class AbsoluteChange(_Feature):
     array([2. , 0.5])
     """
 
-    def __init__(self, feature, per=1):
-        super().__init__(feature)
-        self.per = per
-
     def __call__(self, before, after):
         return np.abs(after[self.feature] - before[self.feature]) / self.per
 
-    def _repr_args(self):
-        return [f"per={self.per!r}"]
 
-
-class Increase(_Feature):
+class Increase(_PerUnit):
     """Effort ``(after - before) / per`` of ``feature`` (it only grows)."""
-
-    def __init__(self, feature, per=1):
-        super().__init__(feature)
-        self.per = per
 
     def __call__(self, before, after):
         return (after[self.feature] - before[self.feature]) / self.per
 
-    def _repr_args(self):
-        return [f"per={self.per!r}"]
 
-
-class Decrease(_Feature):
+class Decrease(_PerUnit):
     """Effort ``(before - after) / per`` of ``feature`` (it only shrinks)."""
-
-    def __init__(self, feature, per=1):
-        super().__init__(feature)
-        self.per = per
 
     def __call__(self, before, after):
         return (before[self.feature] - after[self.feature]) / self.per
-
-    def _repr_args(self):
-        return [f"per={self.per!r}"]
 
 
 class RelativeChangeSquared(_Feature):

@@ -22,6 +22,11 @@ _DIVERSITY_MEASURES = ("plans", "jaccard")
 # the weights and scales of combined_score and ExplanationScorer
 WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
 SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
+# the parameters of the means over the solved rows
+_SOLVED_MEAN_PARAMS = {
+    "explanations": "no_validation",
+    "nothing_solved": [Interval(Real, None, None, closed="both")],
+}
 
 
 # ---------------------------------------------------------------------- #
@@ -69,13 +74,7 @@ def validity(explanations):
     return _validity(rows)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",
-        "nothing_solved": [Interval(Real, None, None, closed="both")],
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
 def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     """Mean cost of each solved row's least-cost sequence.
 
@@ -121,13 +120,7 @@ def mean_sequence_cost(explanations, *, nothing_solved=np.inf):
     return _solved_mean(rows, "cost", nothing_solved)
 
 
-@validate_params(
-    {
-        "explanations": "no_validation",
-        "nothing_solved": [Interval(Real, None, None, closed="both")],
-    },
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
 def mean_sequence_length(explanations, *, nothing_solved=np.inf):
     """Mean number of steps of each solved row's least-cost sequence.
 
@@ -219,9 +212,7 @@ def diversity(explanations, *, measure="plans"):
     >>> diversity(frame, measure="jaccard")  # (1.0 + 0.0) / 2
     0.5
     """
-    rows = _instances(explanations, ("solution", "action"))
-    values = rows.loc[rows["solved"], measure]
-    return float(values.mean()) if len(values) else 0.0
+    return _diversity(_instances(explanations, ("solution", "action")), measure)
 
 
 @validate_params(
@@ -381,6 +372,25 @@ def combined_score(
         time_weight,
         time_scale,
     )
+
+
+def all_scores(explanations, details, **weights):
+    """Every score of :class:`ExplanationScorer`, ``{name: value}`` (greater
+    is better), from one read of the frames; ``weights`` are
+    :func:`combined_score`'s ``cost_weight``, ``cost_scale``, ``time_weight``
+    and ``time_scale``."""
+    rows = _instances(explanations, ("solution", "sequence_cost", "length", "action"))
+    seconds = seconds_per_row(explanations, details)
+    valid = _validity(rows)
+    cost = _solved_mean(rows, "cost", np.inf)
+    return {
+        "validity": valid,
+        "neg_mean_sequence_cost": -cost,
+        "neg_mean_sequence_length": -_solved_mean(rows, "length", np.inf),
+        "diversity": _diversity(rows, "plans"),
+        "neg_seconds_per_row": -seconds,
+        "combined": _combined(valid, cost, seconds, **weights),
+    }
 
 
 # ---------------------------------------------------------------------- #

@@ -1,18 +1,7 @@
 """The grid-search scorer: every score from one ``explain`` call."""
 
-import numpy as np
-
 from sklearn_cscf._sklearn_compat import validate_params
-from sklearn_cscf.metrics._metrics import (
-    SCALE,
-    WEIGHT,
-    _combined,
-    _diversity,
-    _instances,
-    _solved_mean,
-    _validity,
-    seconds_per_row,
-)
+from sklearn_cscf.metrics._metrics import SCALE, WEIGHT, all_scores
 
 # What ExplanationScorer returns, each with greater is better.
 SCORES = (
@@ -184,28 +173,14 @@ class ExplanationScorer:
             The score named by ``scores``, or a dict of score name to value
             when ``scores`` is ``None`` or a list.
         """
-        rows = _instances(
-            explanations, ("solution", "sequence_cost", "length", "action")
+        values = all_scores(
+            explanations,
+            details,
+            cost_weight=self.cost_weight,
+            cost_scale=self.cost_scale,
+            time_weight=self.time_weight,
+            time_scale=self.time_scale,
         )
-        seconds = seconds_per_row(explanations, details)
-        valid = _validity(rows)
-        cost = _solved_mean(rows, "cost", np.inf)
-        values = {
-            "validity": valid,
-            "neg_mean_sequence_cost": -cost,
-            "neg_mean_sequence_length": -_solved_mean(rows, "length", np.inf),
-            "diversity": _diversity(rows, "plans"),
-            "neg_seconds_per_row": -seconds,
-            "combined": _combined(
-                valid,
-                cost,
-                seconds,
-                self.cost_weight,
-                self.cost_scale,
-                self.time_weight,
-                self.time_scale,
-            ),
-        }
         if isinstance(self.scores, str):
             return values[self.scores]
         names = SCORES if self.scores is None else self.scores

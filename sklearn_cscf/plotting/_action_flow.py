@@ -106,6 +106,7 @@ class ActionFlowDisplay(Display):
 
     hidden_spines = ("left", "right", "top")  # the blocks need no frame
     title_room_left = False  # no tick labels on the left
+    figsize = (9, 5)
 
     def __init__(self, sequences, *, colors, subtitle=None):
         self.sequences = sequences
@@ -205,7 +206,7 @@ class ActionFlowDisplay(Display):
         """
         from matplotlib.patches import Patch, PathPatch, Rectangle
 
-        ax = self._axes(ax, (9, 5))
+        ax = self._axes(ax)
         palette, end = self.colors, _data.END
         nodes, bands = _data.flows(self.sequences)
         totals = pd.Series(

@@ -23,8 +23,12 @@ class Display:
     title_room_left = True
 
     def _axes(self, ax, figsize=None):
-        """``ax``, or the axes of a new figure with a constrained layout."""
-        return _style.new_axes(ax, figsize or self.figsize)
+        """``ax``, or the axes of a new figure (``figsize``, else the
+        display's) with a constrained layout."""
+        if ax is None:
+            figsize = figsize or self.figsize
+            ax = _style.pyplot().subplots(figsize=figsize, layout="constrained")[1]
+        return ax
 
     def _finish(self, ax, title=None):
         """Hide the spines, fit the title over the axes, keep ``ax_`` and

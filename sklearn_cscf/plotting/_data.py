@@ -10,6 +10,7 @@ from sklearn_cscf._frames import (
     check_frame,
     check_steps,
     initial_values,
+    instance_rows,
     is_ok,
     sequences,
 )
@@ -54,22 +55,16 @@ def ok_rows(explanations, columns=()):
 def instance_steps(explanations, instance, columns=()):
     """The label and the ``status == "ok"`` rows of one instance, checked."""
     check_explanations(explanations, columns)
-    instances = explanations["instance"].unique().tolist()
-    if isinstance(instance, np.generic):  # 460 in messages, not np.int64(460)
-        instance = instance.item()
     if instance is None:
+        instances = explanations["instance"].unique().tolist()
         if len(instances) != 1:
             raise ValueError(
                 f"explanations holds {len(instances)} instances; choose one with "
                 f"instance=..., e.g. one of {instances[:5]}."
             )
         instance = instances[0]
-    rows = explanations[explanations["instance"] == instance]
-    if rows.empty:
-        raise ValueError(
-            f"instance {instance!r} is not in explanations; it holds "
-            f"{instances[:5]}{' ...' if len(instances) > 5 else ''}."
-        )
+    ((instance, positions),) = instance_rows(explanations, [instance])
+    rows = explanations.iloc[positions]
     ok = rows[is_ok(rows)]
     if ok.empty:
         raise ValueError(
@@ -86,16 +81,6 @@ def initial_lookup(initial_proba, frame, labels, bounded=True):
     order = frame["instance"].unique().tolist()
     low, high = (0, 1) if bounded else (-np.inf, np.inf)
     return initial_values(initial_proba, labels, order=order, low=low, high=high)
-
-
-def check_real(name, value, *, low=-np.inf, high=np.inf, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r}.")
-    if not low <= value <= high or np.isnan(value):
-        raise ValueError(f"{name} must be in [{low}, {high}], got {value!r}.")
-    return float(value)
 
 
 def check_proba(rows, where):

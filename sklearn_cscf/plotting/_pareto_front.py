@@ -196,7 +196,7 @@ class ParetoFrontDisplay(Display):
         """
         from matplotlib.lines import Line2D
 
-        ax = self._axes(ax, (8, 4.5))
+        ax = self._axes(ax)
         points = self.points
         values = points[["cost", "y"]].to_numpy(dtype=float)
         self.scatters_, self.texts_, self.ring_ = {}, [], None

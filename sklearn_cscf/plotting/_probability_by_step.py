@@ -105,6 +105,8 @@ class ProbabilityByStepDisplay(Display):
     'mean P(approved) after the step'
     """
 
+    figsize = (9, 5)
+
     def __init__(
         self,
         statistics,
@@ -255,7 +257,7 @@ class ProbabilityByStepDisplay(Display):
         display : ProbabilityByStepDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = self._axes(ax, (9, 5))
+        ax = self._axes(ax)
         stats = self.statistics
         names = list(dict.fromkeys(stats["action"]))
         self.errorbars_, self.singles_, self.threshold_line_ = {}, [], None

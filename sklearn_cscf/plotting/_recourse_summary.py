@@ -4,7 +4,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sklearn_cscf._frames import is_ok
+from sklearn_cscf._frames import format_cost, is_ok
+from sklearn_cscf._selection import choose_plan, summarize_recourse
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _style
 from sklearn_cscf.plotting._base import Display
@@ -138,8 +139,6 @@ class RecourseSummaryDisplay(Display):
         display : RecourseSummaryDisplay
             The display, drawn: its ``ax_``, ``figure_`` and artists set.
         """
-        from sklearn_cscf.selection import choose_plan, summarize_recourse
-
         chosen = choose_plan(
             explanations,
             method=method,
@@ -224,7 +223,7 @@ class RecourseSummaryDisplay(Display):
         ticks = [
             f"{row.action}\n{row.n_people} "
             f"{'person' if row.n_people == 1 else 'people'} ({row.share:.0%}), "
-            f"mean cost {_style.fmt_cost(row.mean_cost)}"
+            f"mean cost {format_cost(row.mean_cost)}"
             for row in summary.itertuples()
         ]
         ax.set_yticks(y, ticks, fontsize="small")

@@ -30,13 +30,6 @@ def pyplot():
     return plt
 
 
-def new_axes(ax, figsize):
-    """``ax``, or the axes of a new figure with a constrained layout."""
-    if ax is None:
-        ax = pyplot().subplots(figsize=figsize, layout="constrained")[1]
-    return ax
-
-
 def merged(defaults, kw, artist=None):
     """``defaults`` updated by the user's ``*_kw`` dictionary (None: none).
 
@@ -133,13 +126,6 @@ def proba_name(steps, target_name=None):
             label = classes[0]
             return f"P({label})" if isinstance(label, str) else f"P(class {label})"
     return "target probability"
-
-
-def fmt_cost(value):
-    """Two decimals, or two significant digits below 0.01."""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:.2f}"
-    return f"{value:.2g}"
 
 
 def action_colors(actions):

@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import is_regression, target_range
+from sklearn_cscf._frames import format_cost, is_regression, target_range
 from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display
@@ -263,7 +263,7 @@ class TargetProbabilityDisplay(Display):
         display : TargetProbabilityDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        ax = self._axes(ax, (8, 4.5))
+        ax = self._axes(ax)
         p0 = self.initial_proba
         first = 0 if p0 is not None else 1
         n = len(self.lines)
@@ -277,7 +277,7 @@ class TargetProbabilityDisplay(Display):
             if p0 is not None:
                 x, y = np.r_[0.0, x], np.r_[p0, y]
             color = f"C{line.rank % 10}"
-            name, cost = f"#{line.plan + 1}", _style.fmt_cost(line.cost)
+            name, cost = f"#{line.plan + 1}", format_cost(line.cost)
             style = {
                 "color": color,
                 "ls": "--" if line.other else "-",
