@@ -25,7 +25,11 @@ Problems:
 
 Printed per problem: rows, the share of rows on which the default search
 (``--seeds``, the whole front) is within 1 % of the reference, the worst gap
-and the seconds per row of the enumeration.
+and the seconds per row of the enumeration (CPU and wall). ``--save DIR``
+writes ``DIR/exact_<problem>.csv``: per row (by instance label) the reference
+(``exact``; inf: no plan of up to ``--max-steps`` steps), its plan's actions
+in order (``exact_plan``) and each seed's least cost (``seed_<s>``), which
+``bench_consistency.py --exact`` reads.
 
     python benchmarks/bench_exact.py [--problems german synthetic]
         [--n-instances 16] [--seeds 0 1 2] [--save DIR]
@@ -206,9 +210,10 @@ def zoomed(block, plan, keys, cost, levels):
 
 
 def exact_least(block, max_steps, levels):
-    """The least cost of any plan of up to ``max_steps`` steps (inf: none)."""
+    """The least cost of any plan of up to ``max_steps`` steps (inf: none) and
+    that plan (action indices in order; ``()``: none)."""
     n_actions = block.problem.n_actions
-    least = np.inf
+    least, least_plan = np.inf, ()
     for length in range(1, max_steps + 1):
         for plan in itertools.permutations(range(n_actions), length):
             keys = plan_genotypes(block, plan, levels)
@@ -217,8 +222,10 @@ def exact_least(block, max_steps, levels):
                 continue
             best = np.argsort(cost, kind="stable")[:REFINED]
             best = best[np.isfinite(cost[best])]
-            least = min(least, zoomed(block, plan, keys[best], cost[best], levels))
-    return least
+            found = zoomed(block, plan, keys[best], cost[best], levels)
+            if found < least:
+                least, least_plan = found, plan
+    return least, least_plan
 
 
 def searched_least(model, actions, X, rows, seed):
@@ -252,18 +259,22 @@ def main(argv=None):
         explainer = SequentialCounterfactualExplainer(
             model, actions=actions, n_jobs=1, random_state=0
         ).fit(X)
-        exact, seconds = [], []
+        exact, plans, seconds, walls = [], [], [], []
         for k in range(len(rows)):
-            start = time.process_time()
+            start, wall = time.process_time(), time.perf_counter()
             block = captured_block(explainer, rows.iloc[k : k + 1])
-            exact.append(
-                np.nan
-                if block is None
-                else exact_least(block, args.max_steps, args.levels)
-            )
+            least, plan = np.nan, ()
+            if block is not None:
+                # the capture's population of 2 would cap each model call at
+                # 2 states: one call per chunk instead
+                block.max_model_rows = CHUNK
+                least, plan = exact_least(block, args.max_steps, args.levels)
+            exact.append(least)
+            plans.append(" > ".join(block.problem.actions[a].name for a in plan))
             seconds.append(time.process_time() - start)
+            walls.append(time.perf_counter() - wall)
         exact = pd.Series(exact, index=rows.index, name="exact")
-        columns = {"exact": exact}
+        columns = {"exact": exact, "exact_plan": pd.Series(plans, index=rows.index)}
         for seed in args.seeds:
             columns[f"seed_{seed}"] = searched_least(model, actions, X, rows, seed)
         costs = pd.DataFrame(columns)
@@ -272,7 +283,7 @@ def main(argv=None):
             costs.to_csv(args.save / f"exact_{name}.csv")
         reference = costs["exact"].replace(np.inf, np.nan)
         has = reference.notna()
-        seeds = costs.drop(columns="exact")[has]
+        seeds = costs.drop(columns=["exact", "exact_plan"])[has]
         gap = seeds.sub(reference[has], axis=0).div(reference[has], axis=0)
         within = (gap <= 0.01).mean()
         table.append(
@@ -284,6 +295,7 @@ def main(argv=None):
                 "worst gap": f"{gap.max().max():.1%}",
                 "best gap": f"{gap.min().min():.1%}",
                 "exact s/row (CPU)": f"{np.mean(seconds):.1f}",
+                "exact s/row (wall)": f"{np.mean(walls):.1f}",
             }
         )
         print(costs.round(5).to_string())
