@@ -17,13 +17,19 @@ Printed per problem: the share of rows whose least sequence cost differs
 across the seeds by more than 1 % and by more than 5 % (``(max - min) / min``),
 the median and worst difference, the share of rows on which each seed is
 within 1 % of the best any run found (the seeds and the long run), and the
-time per row of the seeds' runs.
+time per row of the seeds' runs. Then, per seed, the share of rows within
+1 % of the best of all runs and its worst gap (its least cost over the best,
+minus 1); with ``--exact``, also over ``bench_exact.py``'s reference (saved
+with ``--save``: a CSV of rows by instance label with an ``exact`` column; a
+directory: its ``exact_<problem>.csv``), on the rows that have one, and
+its least gap (below 0: the search beat the reference).
 
 Targets (issue 14): across seeds, more than 1 % on at most 5 % of rows and
 more than 5 % on none; each seed within 1 % of the best on at least 95 %.
 
     python benchmarks/bench_consistency.py [--problems network adult german]
         [--n-instances 100 64 64] [--seeds 0 1 2 3 4] [--no-long] [--save DIR]
+        [--exact FILE_OR_DIR]
 """
 
 import argparse
@@ -113,6 +119,53 @@ def spread(costs):
     return diff
 
 
+def gaps(costs, reference):
+    """Each run's least cost over ``reference`` (per row), minus 1: NaN where
+    the row has no reference (NaN or inf), inf where a run found no plan but
+    the reference has one (or the reference is 0 and the run's cost is not)."""
+    costs = np.asarray(costs, dtype=float)
+    reference = np.asarray(reference, dtype=float)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(
+            reference > 0,
+            costs / reference - 1.0,
+            np.where(costs <= reference, 0.0, np.inf),
+        )
+    out[np.isnan(costs) & np.isfinite(reference)] = np.inf
+    out[~np.isfinite(np.broadcast_to(reference, out.shape))] = np.nan
+    return out
+
+
+def gap_summary(gap):
+    """Per run (column): rows with a reference, the share of them within 1 %
+    of it and the worst gap (NaN: no row has one)."""
+    has = ~np.isnan(gap[:, 0]) if gap.size else np.zeros(gap.shape[0], bool)
+    n = int(has.sum())
+    if n == 0:
+        nan = np.full(gap.shape[1], np.nan)
+        return n, nan, nan
+    return n, np.mean(gap[has] <= 0.01 + 1e-9, axis=0), np.max(gap[has], axis=0)
+
+
+def exact_reference(path, name, rows):
+    """``bench_exact.py``'s least cost of each of ``rows`` (by instance label;
+    NaN: none), or None without ``path``."""
+    if path is None:
+        return None
+    file = path / f"exact_{name}.csv" if path.is_dir() else path
+    if not file.exists():
+        print(f"{name}: no exact reference ({file})")
+        return None
+    saved = pd.read_csv(file, index_col=0)["exact"]
+    matched = saved.index.isin(rows.index)
+    if not matched.all():
+        print(
+            f"{name}: {int((~matched).sum())} of the {len(saved)} rows of {file} "
+            "are not among this run's rows (not compared)"
+        )
+    return saved.reindex(rows.index).to_numpy(dtype=float)
+
+
 def generations(text):
     return text if text == "auto" else int(text)
 
@@ -134,6 +187,12 @@ def parse_args(argv=None):
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE)
     parser.add_argument("--save", type=Path, help="write each problem's costs here")
+    parser.add_argument(
+        "--exact",
+        type=Path,
+        help="bench_exact.py's saved costs: a CSV, or a directory of "
+        "exact_<problem>.csv; each seed's gap to them",
+    )
     return parser.parse_args(argv)
 
 
@@ -204,6 +263,37 @@ def main(argv=None):
             }
         )
         print(pd.DataFrame(table[-1:]).to_string(index=False), flush=True)
+        per_seed = pd.DataFrame(
+            {"seed": args.seeds, "within 1 % of best": near.mean(axis=0)}
+        )
+        _, _, per_seed["worst gap to best"] = gap_summary(gaps(costs, best))
+        exact = exact_reference(args.exact, name, rows)
+        if exact is not None:
+            to_exact = gaps(costs, exact)
+            n_exact, within, worst = gap_summary(to_exact)
+            per_seed["rows with exact"] = n_exact
+            per_seed["within 1 % of exact"] = within
+            per_seed["worst gap to exact"] = worst
+            # below 0: the search beat the reference (between its grid
+            # points, or by a plan longer than its steps)
+            per_seed["least gap to exact"] = (
+                np.nanmin(to_exact, axis=0) if n_exact else np.nan
+            )
+            table[-1]["seed within 1 % of exact"] = (
+                f"{np.min(within):.0%}-{np.max(within):.0%}" if n_exact else "-"
+            )
+            table[-1]["worst gap to exact"] = f"{np.max(worst):.1%}" if n_exact else "-"
+        print(
+            per_seed.to_string(
+                index=False,
+                formatters={
+                    column: "{:.0%}".format if "within" in column else "{:.1%}".format
+                    for column in per_seed.columns
+                    if "within" in column or "gap" in column
+                },
+            ),
+            flush=True,
+        )
     print()
     print(pd.DataFrame(table).to_string(index=False))
     print(

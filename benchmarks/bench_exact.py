@@ -8,27 +8,34 @@ change, then offsets of ``2**-k`` of its key range on either side, ``k`` =
 combination is simulated and judged by the engine itself (the same costs,
 constraints and model decisions as the search). The cheapest valid
 combinations of each plan are then refined by zooming in on all its steps at
-once (a pattern search whose step halves down to ``2**-(levels + 10)`` of
-the key range): a change spread over several steps is found to the grid's
-resolution, not only a corner of the decision boundary. The least cost
-found is the reference; the search can beat it only by the grid's
-resolution.
+once (a pattern search whose step halves from ``2**-3`` down to
+``2**-(levels + 10)`` of the key range): a change spread over several
+steps is found to the grid's resolution, not only a corner of the decision
+boundary. The least cost found is the reference; the search can beat it by
+the grid's resolution, or by a plan of more than ``--max-steps`` steps.
 
 Problems:
 
 - ``german``: the main job's German Credit model (``python -m sklearn_cscf``)
-  and the paper's German actions, the first ``--n-instances`` rejected test
-  rows (as ``bench_consistency.py``);
+  and the paper's German actions, ``--n-instances`` rejected test rows
+  drawn as ``bench_consistency.py`` draws them (the same rows, by label, for
+  the same count; not a prefix: 16 rows are not the first 16 of 64);
 - ``synthetic``: three numeric features, a logistic model on their sum and
   three actions of squared relative cost, plus one of fixed effort (small
   problems where the cheapest plan spreads a change over several steps).
 
 Printed per problem: rows, the share of rows on which the default search
 (``--seeds``, the whole front) is within 1 % of the reference, the worst gap
-and the seconds per row of the enumeration.
+and the seconds per row of the enumeration (CPU and wall). ``--save DIR``
+writes ``DIR/exact_<problem>.csv``: per row (by instance label) the reference
+(``exact``; inf: no plan of up to ``--max-steps`` steps), its plan's actions
+in order (``exact_plan``), the enumeration's CPU and wall seconds and each
+seed's least cost (``seed_<s>``), which ``bench_consistency.py --exact``
+reads. The file is written after each row; ``--resume`` keeps the rows it
+already holds and enumerates the others.
 
     python benchmarks/bench_exact.py [--problems german synthetic]
-        [--n-instances 16] [--seeds 0 1 2] [--save DIR]
+        [--n-instances 16] [--seeds 0 1 2] [--save DIR [--resume]]
 """
 
 import argparse
@@ -40,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 import sklearn_cscf._driver as driver
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
@@ -54,6 +62,10 @@ INACTIVE = 1.0
 CHUNK = 200_000
 # the cheapest valid combinations of each plan that are refined
 REFINED = 3
+# the zoom's first step, as a power of 2 of the key range (halving after)
+ZOOM_FROM = 3
+# what --save keeps of each row as it is enumerated
+ROW_COLUMNS = ["exact", "exact_plan", "cpu_s", "wall_s"]
 
 
 def german(n_rows):
@@ -183,15 +195,21 @@ def judged_costs(block, keys):
 def zoomed(block, plan, keys, cost, levels):
     """The cheapest combinations refined by zooming in: each step's key
     tried at ``-2 .. 2`` times ``delta`` from the best valid combination so
-    far, all steps at once, ``delta`` halving from the grid's finest offset
-    to ``2**-(levels + 10)``."""
+    far, all steps at once, ``delta`` halving from ``2**-ZOOM_FROM`` of the
+    key range to ``2**-(levels + 10)``.
+
+    It starts coarse: a step on a grid of values (``step=1`` over 120 months)
+    keeps its value while its key moves within the value's share of the key
+    range (1/120), so a zoom starting finer than that never leaves the grid
+    point it started from, and the reference was only exact at the grid's
+    powers of two of the range."""
     n_actions = block.problem.n_actions
     columns = n_actions + np.asarray(plan)
     offsets = np.array(list(itertools.product(range(-2, 3), repeat=len(plan))))
     best_cost = np.inf
     for start, price in zip(keys, cost):
         centre, centre_cost = start.copy(), price
-        delta = 2.0**-levels
+        delta = 2.0**-ZOOM_FROM
         while delta > 2.0 ** -(levels + 10):
             trial = np.repeat(centre[None, :], offsets.shape[0], axis=0)
             trial[:, columns] = np.clip(trial[:, columns] + offsets * delta, 0, 1)
@@ -206,9 +224,10 @@ def zoomed(block, plan, keys, cost, levels):
 
 
 def exact_least(block, max_steps, levels):
-    """The least cost of any plan of up to ``max_steps`` steps (inf: none)."""
+    """The least cost of any plan of up to ``max_steps`` steps (inf: none) and
+    that plan (action indices in order; ``()``: none)."""
     n_actions = block.problem.n_actions
-    least = np.inf
+    least, least_plan = np.inf, ()
     for length in range(1, max_steps + 1):
         for plan in itertools.permutations(range(n_actions), length):
             keys = plan_genotypes(block, plan, levels)
@@ -217,8 +236,10 @@ def exact_least(block, max_steps, levels):
                 continue
             best = np.argsort(cost, kind="stable")[:REFINED]
             best = best[np.isfinite(cost[best])]
-            least = min(least, zoomed(block, plan, keys[best], cost[best], levels))
-    return least
+            found = zoomed(block, plan, keys[best], cost[best], levels)
+            if found < least:
+                least, least_plan = found, plan
+    return least, least_plan
 
 
 def searched_least(model, actions, X, rows, seed):
@@ -235,6 +256,38 @@ def searched_least(model, actions, X, rows, seed):
     return ok.groupby("instance")["sequence_cost"].min().reindex(rows.index)
 
 
+def enumerated(explainer, rows, args, done, file):
+    """The reference of each row not in ``done`` (by label), added to it and
+    written to ``file`` (if any) after each row: ``ROW_COLUMNS``."""
+    for k in range(len(rows)):
+        label = rows.index[k]
+        if label in done.index:
+            continue
+        start, wall = time.process_time(), time.perf_counter()
+        block = captured_block(explainer, rows.iloc[k : k + 1])
+        least, plan = np.nan, ""
+        if block is not None:
+            # the capture's population of 2 would cap each model call at 2
+            # states: one call per chunk instead
+            block.max_model_rows = CHUNK
+            # one thread: a zoom's calls hold a few new states each, and an
+            # OpenMP team waiting for a thread the loaded machine has parked
+            # made such rows take minutes
+            with threadpool_limits(limits=1):
+                least, steps = exact_least(block, args.max_steps, args.levels)
+            plan = " > ".join(block.problem.actions[a].name for a in steps)
+        done.loc[label] = [
+            least,
+            plan,
+            time.process_time() - start,
+            time.perf_counter() - wall,
+        ]
+        print(f"{label}: {least:.6g} {plan or '-'} ({done.loc[label, 'wall_s']:.1f} s)")
+        if file is not None:
+            done.reindex([r for r in rows.index if r in done.index]).to_csv(file)
+    return done.reindex(rows.index)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -245,6 +298,11 @@ def main(argv=None):
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--levels", type=int, default=12)
     parser.add_argument("--save", type=Path)
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the references of the rows already in --save's file",
+    )
     args = parser.parse_args(argv)
     table = []
     for name in args.problems:
@@ -252,29 +310,28 @@ def main(argv=None):
         explainer = SequentialCounterfactualExplainer(
             model, actions=actions, n_jobs=1, random_state=0
         ).fit(X)
-        exact, seconds = [], []
-        for k in range(len(rows)):
-            start = time.process_time()
-            block = captured_block(explainer, rows.iloc[k : k + 1])
-            exact.append(
-                np.nan
-                if block is None
-                else exact_least(block, args.max_steps, args.levels)
-            )
-            seconds.append(time.process_time() - start)
-        exact = pd.Series(exact, index=rows.index, name="exact")
-        columns = {"exact": exact}
-        for seed in args.seeds:
-            columns[f"seed_{seed}"] = searched_least(model, actions, X, rows, seed)
-        costs = pd.DataFrame(columns)
+        file = None
+        done = pd.DataFrame(columns=ROW_COLUMNS, dtype=object)
         if args.save:
             args.save.mkdir(parents=True, exist_ok=True)
-            costs.to_csv(args.save / f"exact_{name}.csv")
+            file = args.save / f"exact_{name}.csv"
+            if args.resume and file.exists():
+                done = pd.read_csv(file, index_col=0, keep_default_na=False)
+                done = done.loc[done.index.isin(rows.index), ROW_COLUMNS]
+                done["exact"] = pd.to_numeric(done["exact"].replace("", np.nan))
+                print(f"{name}: {len(done)} rows kept from {file}")
+        costs = enumerated(explainer, rows, args, done, file)
+        costs["exact"] = costs["exact"].astype(float)
+        for seed in args.seeds:
+            costs[f"seed_{seed}"] = searched_least(model, actions, X, rows, seed)
+        if file is not None:
+            costs.to_csv(file)
         reference = costs["exact"].replace(np.inf, np.nan)
         has = reference.notna()
-        seeds = costs.drop(columns="exact")[has]
+        seeds = costs[[f"seed_{seed}" for seed in args.seeds]][has].astype(float)
         gap = seeds.sub(reference[has], axis=0).div(reference[has], axis=0)
         within = (gap <= 0.01).mean()
+        wall = costs["wall_s"].astype(float)
         table.append(
             {
                 "problem": name,
@@ -283,10 +340,12 @@ def main(argv=None):
                 "seed within 1 % of exact": f"{within.min():.0%}-{within.max():.0%}",
                 "worst gap": f"{gap.max().max():.1%}",
                 "best gap": f"{gap.min().min():.1%}",
-                "exact s/row (CPU)": f"{np.mean(seconds):.1f}",
+                "exact s/row (CPU)": f"{costs['cpu_s'].astype(float).mean():.1f}",
+                "exact s/row (wall)": f"{wall.mean():.1f}",
+                "slowest row (wall)": f"{wall.max():.1f}",
             }
         )
-        print(costs.round(5).to_string())
+        print(costs.drop(columns=["cpu_s", "wall_s"]).round(5).to_string())
         print(pd.DataFrame(table[-1:]).to_string(index=False), flush=True)
     print()
     print(pd.DataFrame(table).to_string(index=False))
