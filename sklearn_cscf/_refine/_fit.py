@@ -225,8 +225,7 @@ def pull_back(block, owner, keys, positions):
             running = np.where(ok, np.minimum(running, price[:, j]), running)
             last[ok] = j
         some = last >= 0
-        kept = np.arange(index.shape[0])[some]
-        valid_key[index[some]] = points[kept, last[some]]
+        valid_key[index[some]] = points[np.flatnonzero(some), last[some]]
         bar[index] = running
         after = last + 1
         inner = after < EDGE_POINTS
