@@ -559,6 +559,96 @@ def test_no_reported_sequence_is_dearer_than_another_order_of_its_steps():
     assert checked >= 1
 
 
+def _step_values(block, keys):
+    """Each genotype's steps as (action, the value it sets), in order."""
+    paths = block.simulate(np.zeros(keys.shape[0], np.intp), keys, record=True)
+    return [
+        [
+            (int(paths.order[r, p]), float(paths.new_values[r, p]))
+            for p in range(paths.lengths[r])
+        ]
+        for r in range(keys.shape[0])
+    ]
+
+
+def _waits_and_studies():
+    """``study`` raises edu and, as its consequence, age by as much (a year a
+    level); ``wait`` raises age; ``title`` is an unordered category. Values
+    are continuous, on a grid and in a list, so that each kind of value space
+    has its value keys found again."""
+    X = pd.DataFrame(
+        {
+            "age": np.linspace(20, 70, 40),
+            "edu": np.linspace(5, 16, 40),
+            "title": ["a", "b", "c", "d"] * 10,
+        }
+    )
+    actions = [
+        Action(
+            "study",
+            "edu",
+            values=(5.0, 16.0),
+            direction="increase",
+            effects={"age": lambda b, a: b["age"] + (a["edu"] - b["edu"])},
+            cost=lambda b, a: a["edu"] - b["edu"],
+        ),
+        Action("wait", "age", values=(20.0, 70.0), direction="increase", step=0.5),
+        Action("retitle", "title", values=["c", "a", "d"], cost=lambda b, a: 1.0),
+    ]
+    model = RuleModel(lambda X: (X["edu"] >= 12) & (X["age"] >= 40))
+    return X, actions, model
+
+
+@pytest.mark.parametrize("wait_key", [0.6, 0.05])
+def test_the_same_steps_in_another_order_set_the_same_values(wait_key):
+    from itertools import permutations
+
+    from sklearn_cscf._refine._moves import reordered
+
+    X, actions, model = _waits_and_studies()
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    row = pd.DataFrame({"age": [25.0], "edu": [8.0], "title": ["b"]})
+    block = _block_of(explainer, row)
+    # retitle, wait to an age, then study (which adds to the age)
+    keys = _genotype(block, [(2, 0.9), (1, wait_key), (0, 0.55)])
+    steps = _step_values(block, keys)[0]
+    source, others = reordered(block, np.zeros(1, np.intp), keys)
+    assert (source == 0).all()
+    found = _step_values(block, others)
+    for other in found:  # each action sets exactly the value it set before
+        assert sorted(other) == sorted(steps)
+    orders = [tuple(a for a, _ in other) for other in found]
+    assert len(set(orders)) == len(orders)
+    expected = set(permutations(range(3))) - {(2, 1, 0)}
+    (_, age), (_, edu) = steps[1], steps[2]
+    if age < 25.0 + edu - 8.0:
+        # studying first carries the age past the wait's: the wait must
+        # come first
+        expected = {o for o in expected if o.index(1) < o.index(0)}
+    assert set(orders) == expected
+    assert len(expected) == (5 if wait_key > 0.5 else 2)
+
+
+def test_a_dearer_order_of_the_same_steps_leaves_the_front():
+    from sklearn_cscf._refine._polish import _cheaper_orders, _filtered
+
+    X, actions, model = _b_dearer_below_one_a()
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
+    # b first (to 10, at twice the cost), then a; a first is 10 cheaper
+    dearer = _genotype(block, [(1, 0.5), (0, 0.5)])
+    front = [(dearer, block.judge(np.zeros(1, np.intp), dearer))]
+    assert front[0][1].feasible.all()
+    kept_keys, kept = _filtered(front, *_cheaper_orders(block, front))[0]
+    assert kept_keys.shape[0] == 1
+    assert [a for a, _ in _step_values(block, kept_keys)[0]] == [0, 1]
+    assert sorted(_step_values(block, kept_keys)[0]) == sorted(
+        _step_values(block, dearer)[0]
+    )
+    cost = block.problem.slices["sequence_cost"].start
+    assert kept.F[0, cost] == pytest.approx(front[0][1].F[0, cost] - 10.0)
+
+
 # ---------------------------------------------------------------------- #
 # bounded model calls, wide data
 # ---------------------------------------------------------------------- #

@@ -25,6 +25,7 @@ from sklearn_cscf._refine._fit import (
     pull_back,
     without,
 )
+from sklearn_cscf._spaces import DiscreteSpace
 
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
@@ -44,6 +45,8 @@ INSERT_SHARES = (1 / 32, 1 / 4)
 REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 # rounds of the joint move, at most
 JOINT_ROUNDS = 24
+# halvings of the key interval that find the key of a value again
+KEY_BISECTIONS = 60
 
 
 def other_orders(trials, owner, keys):
@@ -57,15 +60,7 @@ def other_orders(trials, owner, keys):
         if length < 2:
             continue
         rows = np.flatnonzero(lengths == length)
-        if length <= ALL_ORDERS_UP_TO:
-            moves = list(permutations(range(length)))[1:]
-        else:
-            moves = []
-            for p in range(length - 1):
-                move = list(range(length))
-                move[p], move[p + 1] = move[p + 1], move[p]
-                moves.append(tuple(move))
-        for move in moves:
+        for move in _other_orders_of(length):
             new = order[rows].copy()
             new[:, :length] = order[rows][:, list(move)]
             sources.append(rows)
@@ -93,6 +88,85 @@ def other_orders(trials, owner, keys):
     if lost.size:
         new_keys[lost] = at_far_ends(trials.problem, new_keys[lost], new_order[lost])
     return fitted(trials, new_owner, new_keys)
+
+
+def _other_orders_of(length):
+    """Every other order of ``length`` steps (as permutations of their
+    positions) up to ``ALL_ORDERS_UP_TO`` steps, adjacent swaps beyond."""
+    if length <= ALL_ORDERS_UP_TO:
+        return list(permutations(range(length)))[1:]
+    moves = []
+    for p in range(length - 1):
+        move = list(range(length))
+        move[p], move[p + 1] = move[p + 1], move[p]
+        moves.append(tuple(move))
+    return moves
+
+
+def reordered(block, owner, keys):
+    """The same steps in every other order (see :func:`_other_orders_of`),
+    each step setting the value it sets now: its value key found again for
+    the state it then starts from. Where the order only changes the
+    discounts, the final state is the same in every order (the same distance
+    and changes), so a dearer order is dominated by a cheaper one.
+
+    Returns the row of ``keys`` each genotype comes from (sorted) and the
+    genotypes.
+    """
+    problem = block.problem
+    n_actions = problem.n_actions
+    if owner.size == 0:
+        return no_candidates(n_actions)
+    paths = block.simulate(owner, keys, record=True)
+    sources, orders, targets = [], [], []
+    for length in np.unique(paths.lengths).tolist():
+        rows = np.flatnonzero(paths.lengths == length)
+        for move in _other_orders_of(length) if length >= 2 else []:
+            new = paths.order[rows].copy()
+            new[:, :length] = paths.order[rows][:, list(move)]
+            target = paths.new_values[rows].copy()
+            target[:, :length] = paths.new_values[rows][:, list(move)]
+            sources.append(rows)
+            orders.append(new)
+            targets.append(target)
+    if not sources:
+        return no_candidates(n_actions)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")  # owner order kept
+    source = source[by_row]
+    order, target = np.vstack(orders)[by_row], np.vstack(targets)[by_row]
+    values = keys[source, n_actions:].copy()
+    state = paths.states[source, 0].copy()
+    found = np.ones(source.size, dtype=bool)
+    for step in range(order.shape[1]):
+        for a in np.unique(order[:, step][order[:, step] >= 0]).tolist():
+            rows = np.flatnonzero(order[:, step] == a)
+            action = problem.actions[a]
+            current = state[rows, action.feature]
+            key = _key_of(action.space, target[rows, step], current)
+            found[rows] &= np.isfinite(key)
+            key = np.nan_to_num(key)
+            values[rows, a] = key
+            state[rows] = action.apply(state[rows], key)[0]
+    new_keys = genotypes_of(order, values, n_actions)
+    return source[found], new_keys[found]
+
+
+def _key_of(space, value, current):
+    """A value key with which ``space`` sets ``value`` from ``current`` (NaN
+    where none does exactly)."""
+    if isinstance(space, DiscreteSpace):
+        slot = space.values[None, :] == value[:, None]
+        keys = space.scan_keys(current)[np.arange(value.size), slot.argmax(axis=1)]
+        return np.where(slot.any(axis=1), keys, np.nan)
+    # values grow with the key: the least key reaching the value
+    low, high = np.zeros(value.shape), np.ones(value.shape)
+    for _ in range(KEY_BISECTIONS):
+        middle = (low + high) / 2
+        below = space.interpolate(middle, current)[0] < value
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    reached, valid = space.interpolate(high, current)
+    return np.where(valid & (reached == value), high, np.nan)
 
 
 def joint_moves(trials, owner, keys):

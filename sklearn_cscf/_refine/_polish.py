@@ -18,6 +18,7 @@ from sklearn_cscf._refine._moves import (
     joint_moves,
     more_or_less,
     other_orders,
+    reordered,
     singles,
     trades,
 )
@@ -182,20 +183,58 @@ def refine(block, fronts, budget=None):
         active &= improved & (trials.left() > 0)
 
     refined = block.judge(pool_owner, pool_keys) if pool_owner.size else None
-    new_fronts = list(fronts)
+    new_fronts = _filtered(fronts, pool_owner, pool_keys, refined)
+    new_fronts = _filtered(new_fronts, *_cheaper_orders(block, new_fronts))
     improved = np.zeros(n, dtype=np.intp)
-    for m, count in enumerate(counts):
-        mine = np.flatnonzero(pool_owner == m)
-        if mine.size == 0:
-            continue
-        both = Evaluation.concatenate([fronts[m][1], refined.take(mine)])
-        both_keys = np.vstack([fronts[m][0], pool_keys[mine]])
-        front = pareto_front(both)
-        new_fronts[m] = (both_keys[front], both.take(front))
-        came_refined = front[front >= count]
-        cheaper = both.F[came_refined, cost_column] < least[m] - COST_TOLERANCE
+    for m, (keys, evaluation) in enumerate(new_fronts):
+        came_refined = ~_found_in(keys, fronts[m][0])
+        cheaper = evaluation.F[came_refined, cost_column] < least[m] - COST_TOLERANCE
         improved[m] = int(cheaper.sum())
     return new_fronts, improved
+
+
+def _cheaper_orders(block, fronts):
+    """The same steps of every sequence of ``fronts`` in another order, with
+    the same values, where that is valid and cheaper (it then dominates the
+    sequence: see :func:`~sklearn_cscf._refine._moves.reordered`): the
+    instance of each, the genotypes and their evaluation."""
+    n_actions = block.problem.n_actions
+    counts = [keys.shape[0] for keys, _ in fronts]
+    owner = np.repeat(np.arange(len(fronts), dtype=np.intp), counts)
+    keys = np.vstack([keys for keys, _ in fronts]).reshape(-1, 2 * n_actions)
+    source, other_keys = reordered(block, owner, keys)
+    if source.size == 0:
+        return source, other_keys, None
+    judged = block.judge(owner[source], other_keys)
+    column = block.problem.slices["sequence_cost"].start
+    cost = np.concatenate([evaluation.F[:, column] for _, evaluation in fronts])
+    was = cost[source]
+    cheaper = judged.feasible & (
+        judged.F[:, column] < was - COST_TOLERANCE * np.maximum(np.abs(was), 1.0)
+    )
+    return owner[source[cheaper]], other_keys[cheaper], judged.take(cheaper)
+
+
+def _filtered(fronts, owner, keys, evaluation):
+    """Each instance's front with its rows of ``keys`` (judged ``evaluation``),
+    filtered again for dominance and distinctness (the front's rows first)."""
+    new_fronts = list(fronts)
+    for m, (front_keys, front_evaluation) in enumerate(fronts):
+        mine = np.flatnonzero(owner == m)
+        if mine.size == 0:
+            continue
+        both = Evaluation.concatenate([front_evaluation, evaluation.take(mine)])
+        both_keys = np.vstack([front_keys, keys[mine]])
+        front = pareto_front(both)
+        new_fronts[m] = (both_keys[front], both.take(front))
+    return new_fronts
+
+
+def _found_in(keys, found):
+    """Which rows of ``keys`` are rows of ``found`` (genotypes the search
+    found)."""
+    found = {row.tobytes() for row in found}
+    return np.array([row.tobytes() in found for row in keys], dtype=bool)
 
 
 def _least_per_owner(owner, cost, n):
