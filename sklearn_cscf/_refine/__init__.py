@@ -54,7 +54,11 @@ instance's result never depends on the other members of its block.
 The refined sequences join the originals and the front is filtered again for
 dominance and distinctness: a sequence dominated after polishing leaves the
 front, and refinement never loses a found sequence that is still
-Pareto-optimal.
+Pareto-optimal. Last, the steps of every sequence left are tried in every
+other order with the same values (each step's value key found again for the
+state it then starts from, outside the budget: one model call for the
+block); an order that is valid and cheaper reaches the same final state, so
+it dominates the reported one and takes its place.
 """
 
 from sklearn_cscf._refine._polish import Trials, refine, refine_budget
