@@ -78,16 +78,12 @@ def _kind(values):
     return "non-numeric"
 
 
-def _reject_complex(values, name):
+def _reject_unsupported(values, name):
+    """Refuse a column of complex numbers, of intervals, or of lists (or
+    other containers) in its cells, naming it and saying what to give instead."""
     dtype = getattr(values, "dtype", None)
     if dtype is not None and dtype.kind == "c":
         raise ValueError(f"Complex data not supported: column {name!r} is complex.")
-
-
-def _reject_unsupported(values, name):
-    """Refuse a column of intervals, or of lists (or other containers) in
-    its cells, naming it and saying what to give instead."""
-    dtype = getattr(values, "dtype", None)
     if isinstance(dtype, pd.IntervalDtype):
         raise ValueError(
             f"Column {name!r} holds intervals (pandas Interval); the explainer "
@@ -183,7 +179,6 @@ class FeatureSchema:
         self.ordered = np.zeros(n_features, dtype=bool)
         self.dtypes = [getattr(col, "dtype", None) for col in columns]
         for j, col in enumerate(columns):
-            _reject_complex(col, self.names[j])
             _reject_unsupported(col, self.names[j])
             if _is_numeric_column(col):
                 _check_integers(col, self.names[j])
@@ -342,7 +337,6 @@ class FeatureSchema:
             columns = [X[:, j] for j in range(X.shape[1])]
         encoded = np.empty((len(columns[0]) if columns else 0, self.n_features))
         for j, col in enumerate(columns):
-            _reject_complex(col, self.names[j])
             _reject_unsupported(col, self.names[j])
             if self.is_categorical[j]:
                 encoded[:, j] = self.encode_labels(
@@ -430,16 +424,13 @@ class FeatureSchema:
         data = {
             name: self._raw_column(j, states[:, j])
             if self.is_categorical[j]
-            else self._restore_integers(j, states[:, j])
+            else restore_numbers(states[:, j], self.dtypes[j])
             for j, name in enumerate(self.names)
         }
         frame = pd.DataFrame(data, columns=self.names, copy=False)
         if index is not None:
             frame.index = index
         return frame
-
-    def _restore_integers(self, j, column):
-        return restore_numbers(column, self.dtypes[j])
 
     def view(self, states):
         """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
