@@ -452,26 +452,18 @@ def default_estimator(schema, random_state):
     gradient boosting, with the categorical features one-hot encoded."""
     model = HistGradientBoostingClassifier(random_state=random_state)
     categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    steps = []
     # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
-    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
-    nullable = (
-        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
-        if nullable
-        else []
-    )
-    if not categorical:
-        return make_pipeline(*nullable, model) if nullable else model
-    encode = ColumnTransformer(
-        [
-            (
-                "categories",
-                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                categorical,
+    if any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes):
+        steps.append(FunctionTransformer(plain_missing, feature_names_out="one-to-one"))
+    if categorical:
+        encode = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+        steps.append(
+            ColumnTransformer(
+                [("categories", encode, categorical)], remainder="passthrough"
             )
-        ],
-        remainder="passthrough",
-    )
-    return make_pipeline(*nullable, encode, model)
+        )
+    return make_pipeline(*steps, model) if steps else model
 
 
 def fit_model(estimator, X, y, schema, random_state):
