@@ -243,18 +243,12 @@ def plausibility_objective(plausibility, reference, schema, actions, target, cod
 def feature_info(schema):
     """The fitted explainer's ``feature_kinds_``, ``feature_ranges_`` and
     ``categories_``."""
-    kinds = {
-        name: "categorical" if schema.is_categorical[j] else "numeric"
-        for j, name in enumerate(schema.names)
-    }
-    ranges = {
-        name: (float(schema.low[j]), float(schema.high[j]))
-        for j, name in enumerate(schema.names)
-        if not schema.is_categorical[j]
-    }
-    categories = {
-        name: list(schema.categories[j])
-        for j, name in enumerate(schema.names)
-        if schema.is_categorical[j]
-    }
+    kinds, ranges, categories = {}, {}, {}
+    for j, name in enumerate(schema.names):
+        if schema.is_categorical[j]:
+            kinds[name] = "categorical"
+            categories[name] = list(schema.categories[j])
+        else:
+            kinds[name] = "numeric"
+            ranges[name] = (float(schema.low[j]), float(schema.high[j]))
     return kinds, ranges, categories
