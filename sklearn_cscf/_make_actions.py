@@ -281,34 +281,21 @@ def make_actions(
     actions = []
     for name in varied:
         j = schema.index[name]
+        permitted, cost = permitted_range.get(name), costs.get(name)
         if schema.is_categorical[j]:
-            actions.append(
-                _categorical_action(
-                    name,
-                    schema,
-                    j,
-                    permitted_range.get(name),
-                    directions.get(name),
-                    costs.get(name),
-                    orders.get(name),
-                )
+            direction, order = directions.get(name), orders.get(name)
+            action = _categorical_action(
+                name, schema, j, permitted, direction, cost, order
+            )
+        elif name in orders:
+            raise ValueError(
+                f"orders[{name!r}]: {name!r} is numeric; orders are for "
+                "categorical features (a number's order is its own)."
             )
         else:
-            if name in orders:
-                raise ValueError(
-                    f"orders[{name!r}]: {name!r} is numeric; orders are for "
-                    "categorical features (a number's order is its own)."
-                )
-            actions.append(
-                _numeric_action(
-                    name,
-                    X[name],
-                    bool(schema.is_integer[j]),
-                    permitted_range.get(name),
-                    directions.get(name, "any"),
-                    costs.get(name),
-                )
-            )
+            whole, direction = bool(schema.is_integer[j]), directions.get(name, "any")
+            action = _numeric_action(name, X[name], whole, permitted, direction, cost)
+        actions.append(action)
     if not actions:
         raise ValueError("No feature may change: there is nothing to do.")
     return _without_spaces(actions)
