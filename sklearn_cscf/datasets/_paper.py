@@ -66,6 +66,17 @@ def education_label(education_num):
     return _EDUCATION_LABELS[level.astype(np.intp) - 1]
 
 
+def _set_unless_so(name, feature, value):
+    """Set ``feature`` to ``value`` (effort 5), unless it already holds it."""
+    return Action(
+        name,
+        feature,
+        values=value,
+        cost=FixedEffort(5),
+        precondition=Compare(feature, "!=", value),
+    )
+
+
 def _older_by_study(b, a):
     """``age`` after ``add_education``: two years per education level."""
     delta = a["education_num"] - b["education_num"]
@@ -181,13 +192,7 @@ def adult_actions(*, continuous=False):
             effects={"age": _older_by_study, "education": _education_of_new_level},
             postcondition=Compare("age", "<", MAX_AGE),
         ),
-        Action(
-            "enlist",
-            "occupation",
-            values="Armed-Forces",
-            cost=FixedEffort(5),
-            precondition=Compare("occupation", "!=", "Armed-Forces"),
-        ),
+        _set_unless_so("enlist", "occupation", "Armed-Forces"),
     ]
 
 
@@ -341,13 +346,7 @@ def german_actions(*, continuous=False):
             step=step,
             cost=AbsoluteChange("age_in_years"),
         ),
-        Action(
-            "naturalize",
-            "foreign_worker",
-            values="no",
-            cost=FixedEffort(5),
-            precondition=Compare("foreign_worker", "!=", "no"),
-        ),
+        _set_unless_so("naturalize", "foreign_worker", "no"),
         Action(
             "change_credit_amount",
             "credit_amount",
@@ -373,13 +372,7 @@ def german_actions(*, continuous=False):
             precondition=Compare("credit_amount", ">", 1000),
             postcondition=Between("loan_duration", 1, 120),
         ),
-        Action(
-            "get_guarantor",
-            "other_debtors_guarantors",
-            values="guarantor",
-            cost=FixedEffort(5),
-            precondition=Compare("other_debtors_guarantors", "!=", "guarantor"),
-        ),
+        _set_unless_so("get_guarantor", "other_debtors_guarantors", "guarantor"),
         Action(
             "get_unskilled_job",
             "job",
