@@ -159,8 +159,6 @@ class FeatureSchema:
             columns = [X.iloc[:, j] for j in range(len(self.names))]
         else:
             X = np.asarray(X)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
             self.names = list(range(X.shape[1]))
             columns = [X[:, j] for j in range(X.shape[1])]
         self.array_dtype = None if self.is_frame else np.asarray(X).dtype
@@ -391,9 +389,9 @@ class FeatureSchema:
         codes = column.astype(np.intp)
         dtype = self.dtypes[j]
         if isinstance(dtype, pd.CategoricalDtype):
-            return pd.Categorical.from_codes(
-                codes, dtype=self.categorical_dtype(j), validate=False
-            )
+            if len(dtype.categories) != len(self.categories[j]):  # added ones
+                dtype = pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
+            return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         if isinstance(dtype, pd.api.extensions.ExtensionDtype):
             # e.g. pandas' str dtype: taking from the categories skips the
             # element-wise inference a DataFrame would run on plain labels
@@ -409,15 +407,6 @@ class FeatureSchema:
             # keep object labels as objects (a DataFrame would infer str)
             return pd.Series(labels, dtype=object, copy=False)
         return labels
-
-    def categorical_dtype(self, j):
-        """The pandas dtype of categorical column ``j`` (with added categories)."""
-        dtype = self.dtypes[j]
-        if isinstance(dtype, pd.CategoricalDtype) and len(dtype.categories) == len(
-            self.categories[j]
-        ):
-            return dtype
-        return pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
 
     def to_frame(self, states, index=None):
         """Decoded states as a DataFrame with the columns (and dtypes) of ``X``."""
