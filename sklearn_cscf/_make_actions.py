@@ -313,9 +313,11 @@ def _without_spaces(actions):
     ]
 
 
-def _action_name(name, direction):
+def _action(name, direction, **kwargs):
+    """The action on feature ``name``: ``set_<name>``, ``increase_<name>``
+    or ``decrease_<name>``."""
     prefix = "set" if direction == "any" else direction
-    return f"{prefix}_{name}"
+    return Action(f"{prefix}_{name}", name, direction=direction, **kwargs)
 
 
 def _numeric_action(name, column, is_integer, permitted, direction, cost):
@@ -329,14 +331,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
         cost = PerUnitCost(name, unit_scale(column))
     elif not callable(cost):
         cost = PerUnitCost(name, _positive(cost, f"costs[{name!r}]"))
-    return Action(
-        _action_name(name, direction),
-        name,
-        values=values,
-        direction=direction,
-        cost=cost,
-        step=step,
-    )
+    return _action(name, direction, values=values, cost=cost, step=step)
 
 
 def _categorical_action(name, schema, j, permitted, direction, cost, order):
@@ -364,7 +359,7 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
             f"categories of {name!r}; give it in orders={{{name!r}: [...]}}, "
             "lowest first."
         )
-    postcondition = None
+    condition = None  # a postcondition
     values = order
     if permitted is not None:
         if not is_listlike(permitted) or not len(permitted):
@@ -387,22 +382,13 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
         else:
             # the order stays whole, so that moves count its levels; the
             # values reached are limited to the permitted ones
-            postcondition = OneOf(name, permitted)
-    if cost is None:
-        cost = 1.0
+            condition = OneOf(name, permitted)
     if not callable(cost):
-        cost = _positive(cost, f"costs[{name!r}]")
+        cost = _positive(1.0 if cost is None else cost, f"costs[{name!r}]")
         cost = (
             ChangeCost(name, cost) if order is None else PerLevelCost(name, order, cost)
         )
-    return Action(
-        _action_name(name, direction),
-        name,
-        values=values,
-        direction=direction,
-        cost=cost,
-        postcondition=postcondition,
-    )
+    return _action(name, direction, values=values, cost=cost, postcondition=condition)
 
 
 class OneOf:
