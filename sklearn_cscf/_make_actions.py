@@ -423,12 +423,13 @@ def _did_you_mean(value, candidates):
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
-def _check_feature(name, names, what):
-    if name not in names:
-        raise ValueError(
-            f"{what}: {name!r} is not a column of X{_did_you_mean(name, names)} "
-            f"The columns are {names}."
-        )
+def _check_features(given, names, what):
+    for name in given:
+        if name not in names:
+            raise ValueError(
+                f"{what}: {name!r} is not a column of X{_did_you_mean(name, names)} "
+                f"The columns are {names}."
+            )
 
 
 def _mapping(value, what, names):
@@ -438,8 +439,7 @@ def _mapping(value, what, names):
         raise TypeError(
             f"{what} must be a dict {{feature: ...}}, got {type(value).__name__}."
         )
-    for name in value:
-        _check_feature(name, names, what)
+    _check_features(value, names, what)
     return dict(value)
 
 
@@ -455,8 +455,7 @@ def _feature_list(value, what, names):
             + f", got {type(value).__name__} {value!r:.60}."
         )
     value = list(value)
-    for name in value:
-        _check_feature(name, names, what)
+    _check_features(value, names, what)
     return value
 
 

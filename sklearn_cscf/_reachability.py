@@ -91,10 +91,8 @@ def probe_keys(actions):
 
     for i, action in enumerate(actions):
         rows.extend(genotype({i: key}) for key in _alone_keys(action))
-    sides = _sides(actions)
-    fixed = {}
-    both = []
-    for ends in sides.values():
+    fixed, both = {}, []
+    for ends in _sides(actions).values():
         if len(ends) == 2:
             both.append(ends)
         else:
