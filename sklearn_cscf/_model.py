@@ -195,30 +195,15 @@ class Usage:
 
 
 def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
-    """Answers for ``states`` of several instances, in at most one model call
-    (or one per ``max_rows`` distinct new states).
+    """The :class:`Answers` for ``states`` of several instances, in at most
+    one call of ``model`` (a :class:`ModelAdapter`), or one per ``max_rows``
+    distinct new states (``None``: one call).
 
-    Parameters
-    ----------
-    model : ModelAdapter
-    memos : list of AnswerMemo
-        One per instance of the block.
-    usage : list of Usage
-        One per instance of the block; updated.
-    groups : list of (member, slice)
-        The rows of ``states`` belonging to each instance (block member), in
-        order.
-    states : ndarray of shape (n, n_features)
-    work : Workspace, default=None
-        Where the work arrays and the answers are kept (valid until the next
-        call with it); ``None``: fresh arrays.
-    max_rows : int, default=None
-        The most states sent to the model in one call; more are sent in
-        successive calls of at most this many (``None``: one call).
-
-    Returns
-    -------
-    Answers
+    ``memos`` (:class:`AnswerMemo`) and ``usage`` (:class:`Usage`, updated)
+    hold one entry per instance of the block; ``groups`` lists, in order,
+    the ``(member, slice)`` of the rows of ``states`` belonging to each
+    instance. The work arrays and the answers are kept in ``work`` (valid
+    until its next use), or fresh arrays when it is ``None``.
     """
     n = states.shape[0]
     hashes = state_hashes(states, work)

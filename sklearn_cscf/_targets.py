@@ -183,27 +183,17 @@ def make_target(
     use_predict=False,
     has_proba=True,
 ):
-    """The target of a classifier with ``classes``, or of a regressor.
+    """The :class:`ClassTarget` of a classifier with ``classes``, or the
+    :class:`RangeTarget` of a regressor (``classes=None``): ``target_range``
+    with ``target_margin``.
 
-    Parameters
-    ----------
-    classes : ndarray or None
-        The classifier's classes; ``None`` for a regressor, whose target is
-        ``target_range`` with ``target_margin``.
-    target_class, target_range, target_margin, min_target_proba
-        As the explainer's parameters of the same names.
-    use_predict : bool, default=False
-        Whether the classifier's decisions come from its ``predict``.
-    has_proba : bool, default=True
-        Whether the model has ``predict_proba`` (``min_target_proba`` needs
-        it).
-
-    Returns
-    -------
-    ClassTarget or RangeTarget
-        A :class:`ClassTarget`'s codes ``0 .. C-1`` accept one class,
-        ``C .. 2C-1`` every class but one (``"opposite"`` on a multiclass
-        model), ``2C`` a set given as ``target_class``.
+    The keywords ``target_*`` and ``min_target_proba`` are the explainer's
+    parameters; ``use_predict``: the classifier's decisions come from its
+    ``predict``; ``has_proba``: the model has ``predict_proba``
+    (``min_target_proba`` needs it). A :class:`ClassTarget`'s codes ``0 ..
+    C-1`` accept one class, ``C .. 2C-1`` every class but one
+    (``"opposite"`` on a multiclass model), ``2C`` a set given as
+    ``target_class``.
     """
     if min_target_proba is not None and (classes is None or not has_proba):
         raise ValueError(
