@@ -204,13 +204,11 @@ def compiled_for(X, schema, actions, graph, feature_graph):
 
 def reference_rows(encoded):
     """Up to ``PLAUSIBILITY_ROWS`` of the encoded rows (drawn once, seeded)."""
-    rows = encoded
-    if rows.shape[0] > PLAUSIBILITY_ROWS:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], PLAUSIBILITY_ROWS, replace=False
-        )
-        rows = rows[np.sort(pick)]
-    return rows
+    n = encoded.shape[0]
+    if n <= PLAUSIBILITY_ROWS:
+        return encoded
+    pick = np.random.default_rng(0).choice(n, PLAUSIBILITY_ROWS, replace=False)
+    return encoded[np.sort(pick)]
 
 
 def plausibility_objective(plausibility, reference, schema, actions, target, codes):
