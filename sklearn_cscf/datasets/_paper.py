@@ -146,10 +146,7 @@ def adult_actions(*, continuous=False):
     ['education_num', 'age', 'education']
     """  # noqa: E501
     step = None if continuous else 1
-    if continuous:
-        education_values = (1.0, 16.5)
-    else:
-        education_values = list(range(1, 17))
+    education_values = (1.0, 16.5) if continuous else list(range(1, 17))
     return [
         Action(
             "wait_years",
