@@ -185,12 +185,8 @@ class CompiledAction(PortableCallables):
         for k, target, fn in self.effects:
             what = self._what[target]
             categorical = schema.is_categorical[k]
-            out = as_array(
-                call(fn, what, view_before, view_after),
-                n,
-                what,
-                object if categorical else float,
-            )
+            dtype = object if categorical else float
+            out = as_array(call(fn, what, view_before, view_after), n, what, dtype)
             if categorical:
                 out = schema.encode_labels(k, out, what=what)
             _check_effect(out, categorical, valid, after, schema, what)
