@@ -45,7 +45,7 @@ class PerUnitCost:
         return np.abs(change) / self.unit
 
     def __repr__(self):
-        return f"PerUnitCost({self.feature!r}, unit={_number(self.unit)})"
+        return f"PerUnitCost({self.feature!r}, unit={self.unit:g})"
 
 
 class PerLevelCost:
@@ -69,7 +69,7 @@ class PerLevelCost:
     def __repr__(self):
         return (
             f"PerLevelCost({self.feature!r}, order={self.order!r}, "
-            f"per_level={_number(self.per_level)})"
+            f"per_level={self.per_level:g})"
         )
 
 
@@ -89,11 +89,7 @@ class ChangeCost:
         return np.where(old != new, self.cost, 0.0)
 
     def __repr__(self):
-        return f"ChangeCost({self.feature!r}, cost={_number(self.cost)})"
-
-
-def _number(value):
-    return f"{value:g}"
+        return f"ChangeCost({self.feature!r}, cost={self.cost:g})"
 
 
 def unit_scale(values):
