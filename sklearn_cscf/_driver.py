@@ -261,13 +261,9 @@ def _pieces(job, needing, store, entropy):
     def piece(results):
         """The output of ``{position: result}`` (saved to the checkpoint)."""
         positions = np.array(sorted(results), dtype=np.intp)
+        found = [results[r] for r in positions]
         return make_piece(
-            [results[r] for r in positions],
-            positions,
-            index[positions],
-            job.output,
-            job.with_states,
-            store,
+            found, positions, index[positions], job.output, job.with_states, store
         )
 
     # each block's piece also takes the quick rows up to its last row
