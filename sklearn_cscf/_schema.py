@@ -287,8 +287,7 @@ class FeatureSchema:
         codes = self._lookup[j].get_indexer(pd.Index(labels, dtype=object))
         unknown = codes < 0
         if unknown.any():
-            missing = pd.isna(labels)
-            unknown &= ~missing
+            unknown &= ~pd.isna(labels)  # a missing label has code -1
             if unknown.any():
                 raise ValueError(
                     f"{what}: {labels[unknown][0]!r} is not a known category of "
@@ -436,9 +435,8 @@ def plain_missing(X):
     out = {}
     for name in X.columns:
         column = X[name]
-        dtype = column.dtype
-        if getattr(dtype, "na_value", None) is pd.NA:
-            if dtype.kind in "iuf":
+        if getattr(column.dtype, "na_value", None) is pd.NA:
+            if column.dtype.kind in "iuf":
                 column = column.astype(float)
             else:
                 values = column.astype(object)
