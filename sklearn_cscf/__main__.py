@@ -30,12 +30,7 @@ from sklearn_cscf import SequentialCounterfactualExplainer, __version__, describ
 
 # SCENARIOS, train and pick_rejected are still imported from here by callers
 # written before sklearn_cscf._demo
-from sklearn_cscf._demo import (
-    SCENARIOS,
-    add_search_options,
-    pick_rejected,
-    train,
-)
+from sklearn_cscf._demo import SCENARIOS, add_search_options, pick_rejected, train
 
 CSV_NAME = "explanations.csv"
 PLOT_NAME = "explanations.png"
@@ -150,22 +145,18 @@ def _check_output(parser, args):
 
 def _prepare_output(directory):
     """Create the output directory and try writing there, before the long work."""
+    doing = "create"
     try:
         directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SystemExit(
-            f"sklearn-cscf: error: --output {directory}: cannot create the "
-            f"directory ({exc.strerror or exc})"
-        ) from None
-    # a real write, not permission bits: root ignores them, and read-only or
-    # virtual file systems (/proc, /sys) refuse writes whatever they say
-    try:
+        # a real write, not permission bits: root ignores them, and read-only
+        # or virtual file systems (/proc, /sys) refuse writes whatever they say
+        doing = "write to"
         handle, probe = tempfile.mkstemp(dir=directory, prefix=".sklearn-cscf-")
         os.close(handle)
         os.unlink(probe)
     except OSError as exc:
         raise SystemExit(
-            f"sklearn-cscf: error: --output {directory}: cannot write to the "
+            f"sklearn-cscf: error: --output {directory}: cannot {doing} the "
             f"directory ({exc.strerror or exc})"
         ) from None
 
@@ -221,10 +212,7 @@ def plot_figure(explanations, probabilities, *, noun="Person", target_name=None)
         )
         return None
 
-    from sklearn_cscf.plotting import (
-        ParetoFrontDisplay,
-        TargetProbabilityDisplay,
-    )
+    from sklearn_cscf.plotting import ParetoFrontDisplay, TargetProbabilityDisplay
 
     solved = [
         (label, proba)

@@ -64,11 +64,8 @@ def state_hashes(states, work=None):
     work = Workspace() if work is None else work
     canonical = work.empty("hash_states", states.shape)
     np.copyto(canonical, states)
-    np.copyto(
-        canonical,
-        np.nan,
-        where=np.isnan(canonical, out=work.empty("hash_nan", states.shape, bool)),
-    )
+    nan = np.isnan(canonical, out=work.empty("hash_nan", states.shape, bool))
+    np.copyto(canonical, np.nan, where=nan)
     np.add(canonical, 0.0, out=canonical)
     bits = canonical.view(np.uint64)
     np.bitwise_xor(bits, salts, out=bits)

@@ -204,13 +204,11 @@ def compiled_for(X, schema, actions, graph, feature_graph):
 
 def reference_rows(encoded):
     """Up to ``PLAUSIBILITY_ROWS`` of the encoded rows (drawn once, seeded)."""
-    rows = encoded
-    if rows.shape[0] > PLAUSIBILITY_ROWS:
-        pick = np.random.default_rng(0).choice(
-            rows.shape[0], PLAUSIBILITY_ROWS, replace=False
-        )
-        rows = rows[np.sort(pick)]
-    return rows
+    n = encoded.shape[0]
+    if n <= PLAUSIBILITY_ROWS:
+        return encoded
+    pick = np.random.default_rng(0).choice(n, PLAUSIBILITY_ROWS, replace=False)
+    return encoded[np.sort(pick)]
 
 
 def plausibility_objective(plausibility, reference, schema, actions, target, codes):
@@ -243,18 +241,12 @@ def plausibility_objective(plausibility, reference, schema, actions, target, cod
 def feature_info(schema):
     """The fitted explainer's ``feature_kinds_``, ``feature_ranges_`` and
     ``categories_``."""
-    kinds = {
-        name: "categorical" if schema.is_categorical[j] else "numeric"
-        for j, name in enumerate(schema.names)
-    }
-    ranges = {
-        name: (float(schema.low[j]), float(schema.high[j]))
-        for j, name in enumerate(schema.names)
-        if not schema.is_categorical[j]
-    }
-    categories = {
-        name: list(schema.categories[j])
-        for j, name in enumerate(schema.names)
-        if schema.is_categorical[j]
-    }
+    kinds, ranges, categories = {}, {}, {}
+    for j, name in enumerate(schema.names):
+        if schema.is_categorical[j]:
+            kinds[name] = "categorical"
+            categories[name] = list(schema.categories[j])
+        else:
+            kinds[name] = "numeric"
+            ranges[name] = (float(schema.low[j]), float(schema.high[j]))
     return kinds, ranges, categories

@@ -96,17 +96,12 @@ class CompiledAction(PortableCallables):
             rank[codes.astype(np.intp)] = np.arange(len(codes))
             return DiscreteSpace(codes, direction, rank)
         # numeric feature
-        if values is None:
+        if values is None or isinstance(values, tuple):
+            low, high = (schema.low[j], schema.high[j]) if values is None else values
             step = action.step
-            if step is None and schema.is_integer[j]:
-                step = 1.0
-            return RangeSpace(
-                schema.low[j], schema.high[j], direction, step, _support(schema, j)
-            )
-        if isinstance(values, tuple):
-            return RangeSpace(
-                values[0], values[1], direction, action.step, _support(schema, j)
-            )
+            if step is None and values is None and schema.is_integer[j]:
+                step = 1.0  # a learned range of whole numbers
+            return RangeSpace(low, high, direction, step, _support(schema, j))
         items = list(values) if is_listlike(values) else [values]
         try:
             numbers = np.array(items, dtype=float)
@@ -185,12 +180,8 @@ class CompiledAction(PortableCallables):
         for k, target, fn in self.effects:
             what = self._what[target]
             categorical = schema.is_categorical[k]
-            out = as_array(
-                call(fn, what, view_before, view_after),
-                n,
-                what,
-                object if categorical else float,
-            )
+            dtype = object if categorical else float
+            out = as_array(call(fn, what, view_before, view_after), n, what, dtype)
             if categorical:
                 out = schema.encode_labels(k, out, what=what)
             _check_effect(out, categorical, valid, after, schema, what)

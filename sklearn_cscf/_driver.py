@@ -81,24 +81,14 @@ def run(
     shared_checkpoint=False,
     stacklevel=1,
 ):
-    """Explain every row of ``X`` (checked): encoded, asked about, searched.
+    """Explain every row of ``X`` (checked against ``fit``): encoded, asked
+    about, searched; an :class:`Explained`.
 
-    Parameters
-    ----------
-    fitted : Fitted
-        What ``fit`` resolved.
-    params : dict
-        The explainer's parameters (``get_params(deep=False)``).
-    X : DataFrame or ndarray
-        The rows, checked against ``fit``.
-    with_states, checkpoint, shared_checkpoint
-        As in :func:`explain_rows`.
-    stacklevel : int, default=1
-        Frames between the caller of ``run`` and the user, for warnings.
-
-    Returns
-    -------
-    Explained
+    ``fitted`` is what ``fit`` resolved, ``params`` the explainer's
+    ``get_params(deep=False)``; ``with_states``, ``checkpoint`` and
+    ``shared_checkpoint`` are as in :func:`explain_rows`; ``stacklevel``
+    counts the frames between the caller of ``run`` and the user, for
+    warnings.
     """
     schema, actions, graph = compiled_for(
         X, fitted.schema, fitted.actions, fitted.graph, params["feature_graph"]
@@ -187,21 +177,12 @@ class Job:
 
 
 def explain_rows(job, checkpoint=None, shared_checkpoint=False):
-    """Explain the encoded rows: search those needing it, answer every row.
+    """Explain the rows of ``job``: search those needing it, answer every
+    row; an :class:`Explained`.
 
-    Parameters
-    ----------
-    job : Job
-        The rows and what their run shares.
-    checkpoint : str or path-like, default=None
-        A directory where each finished piece is saved, and from which a
-        rerun resumes (rows that ended in ``"error"`` are searched again).
-    shared_checkpoint : bool, default=False
-        Accept a checkpoint directory that other users can write to.
-
-    Returns
-    -------
-    Explained
+    ``checkpoint``: a directory where each finished piece is saved, and from
+    which a rerun resumes (rows that ended in ``"error"`` are searched
+    again); ``shared_checkpoint``: accept one that other users can write to.
     """
     if job.with_states:
         check_states_columns(job.output.schema)
@@ -280,13 +261,9 @@ def _pieces(job, needing, store, entropy):
     def piece(results):
         """The output of ``{position: result}`` (saved to the checkpoint)."""
         positions = np.array(sorted(results), dtype=np.intp)
+        found = [results[r] for r in positions]
         return make_piece(
-            [results[r] for r in positions],
-            positions,
-            index[positions],
-            job.output,
-            job.with_states,
-            store,
+            found, positions, index[positions], job.output, job.with_states, store
         )
 
     # each block's piece also takes the quick rows up to its last row

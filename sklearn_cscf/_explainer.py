@@ -229,11 +229,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "estimator": [
-            HasMethods(["predict_proba"]),
-            HasMethods(["predict"]),
-            None,
-        ],
+        "estimator": [HasMethods(["predict_proba"]), HasMethods(["predict"]), None],
         "actions": [list, tuple, None],
         "feature_graph": [FeatureGraph, None],
         "target_class": "no_validation",

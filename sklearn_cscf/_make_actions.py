@@ -45,7 +45,7 @@ class PerUnitCost:
         return np.abs(change) / self.unit
 
     def __repr__(self):
-        return f"PerUnitCost({self.feature!r}, unit={_number(self.unit)})"
+        return f"PerUnitCost({self.feature!r}, unit={self.unit:g})"
 
 
 class PerLevelCost:
@@ -69,7 +69,7 @@ class PerLevelCost:
     def __repr__(self):
         return (
             f"PerLevelCost({self.feature!r}, order={self.order!r}, "
-            f"per_level={_number(self.per_level)})"
+            f"per_level={self.per_level:g})"
         )
 
 
@@ -89,11 +89,7 @@ class ChangeCost:
         return np.where(old != new, self.cost, 0.0)
 
     def __repr__(self):
-        return f"ChangeCost({self.feature!r}, cost={_number(self.cost)})"
-
-
-def _number(value):
-    return f"{value:g}"
+        return f"ChangeCost({self.feature!r}, cost={self.cost:g})"
 
 
 def unit_scale(values):
@@ -281,34 +277,21 @@ def make_actions(
     actions = []
     for name in varied:
         j = schema.index[name]
+        permitted, cost = permitted_range.get(name), costs.get(name)
         if schema.is_categorical[j]:
-            actions.append(
-                _categorical_action(
-                    name,
-                    schema,
-                    j,
-                    permitted_range.get(name),
-                    directions.get(name),
-                    costs.get(name),
-                    orders.get(name),
-                )
+            direction, order = directions.get(name), orders.get(name)
+            action = _categorical_action(
+                name, schema, j, permitted, direction, cost, order
+            )
+        elif name in orders:
+            raise ValueError(
+                f"orders[{name!r}]: {name!r} is numeric; orders are for "
+                "categorical features (a number's order is its own)."
             )
         else:
-            if name in orders:
-                raise ValueError(
-                    f"orders[{name!r}]: {name!r} is numeric; orders are for "
-                    "categorical features (a number's order is its own)."
-                )
-            actions.append(
-                _numeric_action(
-                    name,
-                    X[name],
-                    bool(schema.is_integer[j]),
-                    permitted_range.get(name),
-                    directions.get(name, "any"),
-                    costs.get(name),
-                )
-            )
+            whole, direction = bool(schema.is_integer[j]), directions.get(name, "any")
+            action = _numeric_action(name, X[name], whole, permitted, direction, cost)
+        actions.append(action)
     if not actions:
         raise ValueError("No feature may change: there is nothing to do.")
     return _without_spaces(actions)
@@ -326,9 +309,11 @@ def _without_spaces(actions):
     ]
 
 
-def _action_name(name, direction):
+def _action(name, direction, **kwargs):
+    """The action on feature ``name``: ``set_<name>``, ``increase_<name>``
+    or ``decrease_<name>``."""
     prefix = "set" if direction == "any" else direction
-    return f"{prefix}_{name}"
+    return Action(f"{prefix}_{name}", name, direction=direction, **kwargs)
 
 
 def _numeric_action(name, column, is_integer, permitted, direction, cost):
@@ -342,14 +327,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, cost):
         cost = PerUnitCost(name, unit_scale(column))
     elif not callable(cost):
         cost = PerUnitCost(name, _positive(cost, f"costs[{name!r}]"))
-    return Action(
-        _action_name(name, direction),
-        name,
-        values=values,
-        direction=direction,
-        cost=cost,
-        step=step,
-    )
+    return _action(name, direction, values=values, cost=cost, step=step)
 
 
 def _categorical_action(name, schema, j, permitted, direction, cost, order):
@@ -377,7 +355,7 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
             f"categories of {name!r}; give it in orders={{{name!r}: [...]}}, "
             "lowest first."
         )
-    postcondition = None
+    condition = None  # a postcondition
     values = order
     if permitted is not None:
         if not is_listlike(permitted) or not len(permitted):
@@ -400,22 +378,13 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
         else:
             # the order stays whole, so that moves count its levels; the
             # values reached are limited to the permitted ones
-            postcondition = OneOf(name, permitted)
-    if cost is None:
-        cost = 1.0
+            condition = OneOf(name, permitted)
     if not callable(cost):
-        cost = _positive(cost, f"costs[{name!r}]")
+        cost = _positive(1.0 if cost is None else cost, f"costs[{name!r}]")
         cost = (
             ChangeCost(name, cost) if order is None else PerLevelCost(name, order, cost)
         )
-    return Action(
-        _action_name(name, direction),
-        name,
-        values=values,
-        direction=direction,
-        cost=cost,
-        postcondition=postcondition,
-    )
+    return _action(name, direction, values=values, cost=cost, postcondition=condition)
 
 
 class OneOf:
@@ -450,12 +419,13 @@ def _did_you_mean(value, candidates):
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
-def _check_feature(name, names, what):
-    if name not in names:
-        raise ValueError(
-            f"{what}: {name!r} is not a column of X{_did_you_mean(name, names)} "
-            f"The columns are {names}."
-        )
+def _check_features(given, names, what):
+    for name in given:
+        if name not in names:
+            raise ValueError(
+                f"{what}: {name!r} is not a column of X{_did_you_mean(name, names)} "
+                f"The columns are {names}."
+            )
 
 
 def _mapping(value, what, names):
@@ -465,8 +435,7 @@ def _mapping(value, what, names):
         raise TypeError(
             f"{what} must be a dict {{feature: ...}}, got {type(value).__name__}."
         )
-    for name in value:
-        _check_feature(name, names, what)
+    _check_features(value, names, what)
     return dict(value)
 
 
@@ -482,8 +451,7 @@ def _feature_list(value, what, names):
             + f", got {type(value).__name__} {value!r:.60}."
         )
     value = list(value)
-    for name in value:
-        _check_feature(name, names, what)
+    _check_features(value, names, what)
     return value
 
 

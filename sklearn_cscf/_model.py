@@ -195,30 +195,15 @@ class Usage:
 
 
 def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
-    """Answers for ``states`` of several instances, in at most one model call
-    (or one per ``max_rows`` distinct new states).
+    """The :class:`Answers` for ``states`` of several instances, in at most
+    one call of ``model`` (a :class:`ModelAdapter`), or one per ``max_rows``
+    distinct new states (``None``: one call).
 
-    Parameters
-    ----------
-    model : ModelAdapter
-    memos : list of AnswerMemo
-        One per instance of the block.
-    usage : list of Usage
-        One per instance of the block; updated.
-    groups : list of (member, slice)
-        The rows of ``states`` belonging to each instance (block member), in
-        order.
-    states : ndarray of shape (n, n_features)
-    work : Workspace, default=None
-        Where the work arrays and the answers are kept (valid until the next
-        call with it); ``None``: fresh arrays.
-    max_rows : int, default=None
-        The most states sent to the model in one call; more are sent in
-        successive calls of at most this many (``None``: one call).
-
-    Returns
-    -------
-    Answers
+    ``memos`` (:class:`AnswerMemo`) and ``usage`` (:class:`Usage`, updated)
+    hold one entry per instance of the block; ``groups`` lists, in order,
+    the ``(member, slice)`` of the rows of ``states`` belonging to each
+    instance. The work arrays and the answers are kept in ``work`` (valid
+    until its next use), or fresh arrays when it is ``None``.
     """
     n = states.shape[0]
     hashes = state_hashes(states, work)
@@ -452,26 +437,18 @@ def default_estimator(schema, random_state):
     gradient boosting, with the categorical features one-hot encoded."""
     model = HistGradientBoostingClassifier(random_state=random_state)
     categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    steps = []
     # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
-    nullable = any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes)
-    nullable = (
-        [FunctionTransformer(plain_missing, feature_names_out="one-to-one")]
-        if nullable
-        else []
-    )
-    if not categorical:
-        return make_pipeline(*nullable, model) if nullable else model
-    encode = ColumnTransformer(
-        [
-            (
-                "categories",
-                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
-                categorical,
+    if any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes):
+        steps.append(FunctionTransformer(plain_missing, feature_names_out="one-to-one"))
+    if categorical:
+        encode = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+        steps.append(
+            ColumnTransformer(
+                [("categories", encode, categorical)], remainder="passthrough"
             )
-        ],
-        remainder="passthrough",
-    )
-    return make_pipeline(*nullable, encode, model)
+        )
+    return make_pipeline(*steps, model) if steps else model
 
 
 def fit_model(estimator, X, y, schema, random_state):

@@ -91,10 +91,8 @@ def probe_keys(actions):
 
     for i, action in enumerate(actions):
         rows.extend(genotype({i: key}) for key in _alone_keys(action))
-    sides = _sides(actions)
-    fixed = {}
-    both = []
-    for ends in sides.values():
+    fixed, both = {}, []
+    for ends in _sides(actions).values():
         if len(ends) == 2:
             both.append(ends)
         else:
@@ -118,11 +116,7 @@ def mark_unreachable(block, results):
     """Probe the rows of ``block`` whose result is ``"no_counterfactual"``
     (one model call for all) and give those no probe reaches the status
     ``"unreachable"``, with a message saying what was tried."""
-    members = [
-        m
-        for m, result in enumerate(results)
-        if result.status == STATUS_NO_COUNTERFACTUAL
-    ]
+    members = [m for m, r in enumerate(results) if r.status == STATUS_NO_COUNTERFACTUAL]
     problem = block.problem
     if not members or problem.recheck:
         # a model whose answers vary may reject an extreme it accepted
@@ -161,15 +155,10 @@ def mark_unreachable(block, results):
     for m, rows in groups:
         if (gap[rows] == 0).any():
             continue  # a probe reaches the target: a plan may exist
-        closest = rows.start + int(np.argmin(gap[rows]))
+        best = score[rows.start + int(np.argmin(gap[rows]))]  # the closest probe's
+        state = paths.final[rows.start + first_together]
         results[m].status = STATUS_UNREACHABLE
-        results[m].message = _message(
-            problem,
-            paths.final[rows.start + first_together],
-            together,
-            n_probes,
-            score[closest],
-        )
+        results[m].message = _message(problem, state, together, n_probes, best)
     return results
 
 

@@ -78,16 +78,12 @@ def _kind(values):
     return "non-numeric"
 
 
-def _reject_complex(values, name):
+def _reject_unsupported(values, name):
+    """Refuse a column of complex numbers, of intervals, or of lists (or
+    other containers) in its cells, naming it and saying what to give instead."""
     dtype = getattr(values, "dtype", None)
     if dtype is not None and dtype.kind == "c":
         raise ValueError(f"Complex data not supported: column {name!r} is complex.")
-
-
-def _reject_unsupported(values, name):
-    """Refuse a column of intervals, or of lists (or other containers) in
-    its cells, naming it and saying what to give instead."""
-    dtype = getattr(values, "dtype", None)
     if isinstance(dtype, pd.IntervalDtype):
         raise ValueError(
             f"Column {name!r} holds intervals (pandas Interval); the explainer "
@@ -163,8 +159,6 @@ class FeatureSchema:
             columns = [X.iloc[:, j] for j in range(len(self.names))]
         else:
             X = np.asarray(X)
-            if X.ndim != 2:
-                raise ValueError(f"X must be 2-dimensional, got shape {X.shape}.")
             self.names = list(range(X.shape[1]))
             columns = [X[:, j] for j in range(X.shape[1])]
         self.array_dtype = None if self.is_frame else np.asarray(X).dtype
@@ -183,7 +177,6 @@ class FeatureSchema:
         self.ordered = np.zeros(n_features, dtype=bool)
         self.dtypes = [getattr(col, "dtype", None) for col in columns]
         for j, col in enumerate(columns):
-            _reject_complex(col, self.names[j])
             _reject_unsupported(col, self.names[j])
             if _is_numeric_column(col):
                 _check_integers(col, self.names[j])
@@ -294,8 +287,7 @@ class FeatureSchema:
         codes = self._lookup[j].get_indexer(pd.Index(labels, dtype=object))
         unknown = codes < 0
         if unknown.any():
-            missing = pd.isna(labels)
-            unknown &= ~missing
+            unknown &= ~pd.isna(labels)  # a missing label has code -1
             if unknown.any():
                 raise ValueError(
                     f"{what}: {labels[unknown][0]!r} is not a known category of "
@@ -342,7 +334,6 @@ class FeatureSchema:
             columns = [X[:, j] for j in range(X.shape[1])]
         encoded = np.empty((len(columns[0]) if columns else 0, self.n_features))
         for j, col in enumerate(columns):
-            _reject_complex(col, self.names[j])
             _reject_unsupported(col, self.names[j])
             if self.is_categorical[j]:
                 encoded[:, j] = self.encode_labels(
@@ -397,9 +388,9 @@ class FeatureSchema:
         codes = column.astype(np.intp)
         dtype = self.dtypes[j]
         if isinstance(dtype, pd.CategoricalDtype):
-            return pd.Categorical.from_codes(
-                codes, dtype=self.categorical_dtype(j), validate=False
-            )
+            if len(dtype.categories) != len(self.categories[j]):  # added ones
+                dtype = pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
+            return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
         if isinstance(dtype, pd.api.extensions.ExtensionDtype):
             # e.g. pandas' str dtype: taking from the categories skips the
             # element-wise inference a DataFrame would run on plain labels
@@ -416,30 +407,18 @@ class FeatureSchema:
             return pd.Series(labels, dtype=object, copy=False)
         return labels
 
-    def categorical_dtype(self, j):
-        """The pandas dtype of categorical column ``j`` (with added categories)."""
-        dtype = self.dtypes[j]
-        if isinstance(dtype, pd.CategoricalDtype) and len(dtype.categories) == len(
-            self.categories[j]
-        ):
-            return dtype
-        return pd.CategoricalDtype(self.categories[j], ordered=self.ordered[j])
-
     def to_frame(self, states, index=None):
         """Decoded states as a DataFrame with the columns (and dtypes) of ``X``."""
         data = {
             name: self._raw_column(j, states[:, j])
             if self.is_categorical[j]
-            else self._restore_integers(j, states[:, j])
+            else restore_numbers(states[:, j], self.dtypes[j])
             for j, name in enumerate(self.names)
         }
         frame = pd.DataFrame(data, columns=self.names, copy=False)
         if index is not None:
             frame.index = index
         return frame
-
-    def _restore_integers(self, j, column):
-        return restore_numbers(column, self.dtypes[j])
 
     def view(self, states):
         """A read-only mapping ``name -> raw values`` over the rows of ``states``."""
@@ -456,9 +435,8 @@ def plain_missing(X):
     out = {}
     for name in X.columns:
         column = X[name]
-        dtype = column.dtype
-        if getattr(dtype, "na_value", None) is pd.NA:
-            if dtype.kind in "iuf":
+        if getattr(column.dtype, "na_value", None) is pd.NA:
+            if column.dtype.kind in "iuf":
                 column = column.astype(float)
             else:
                 values = column.astype(object)

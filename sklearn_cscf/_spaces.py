@@ -38,6 +38,15 @@ class RangeSpace:
             return low, self.high - low
         return self.low, np.minimum(current, self.high) - self.low
 
+    def _grid_window(self, low, width):
+        """The first grid index and the number of grid points of a one-way
+        interval (see :meth:`_interval`)."""
+        if self.direction == "increase":
+            k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
+            return k_low, self.top + 1 - k_low
+        count = np.minimum(np.floor(width / self.step + 1e-9), self.top) + 1
+        return np.zeros(np.shape(width)), count
+
     def interpolate(self, keys, current):
         """Values for keys in [0, 1] given current values; and which are valid."""
         low, width = self._interval(current)
@@ -55,12 +64,7 @@ class RangeSpace:
             k = np.minimum(np.floor(keys * (top + 1)), top)
             # the clamp only removes rounding (0.1 + 2 * 0.1 > 0.3)
             return np.minimum(self.low + k * self.step, self.high), valid
-        if self.direction == "increase":
-            k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
-            n = top + 1 - k_low
-        else:
-            k_low = 0.0
-            n = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
+        k_low, n = self._grid_window(low, width)
         valid &= n >= 1
         k = k_low + np.minimum(np.floor(keys * n), n - 1)
         # grid points within rounding of the current value never go backwards
@@ -100,12 +104,8 @@ class RangeSpace:
             k = np.round((values - self.low) / self.step)
             if self.direction == "any":
                 k_low, count = np.zeros(n), np.full(n, self.top + 1)
-            elif self.direction == "increase":
-                k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
-                count = self.top + 1 - k_low
             else:
-                k_low = np.zeros(n)
-                count = np.minimum(np.floor(width / self.step + 1e-9), self.top) + 1
+                k_low, count = self._grid_window(low, width)
             position = k - k_low[:, None]
             keys = (position + 0.5) / count[:, None]
             inside = (position >= 0) & (position < count[:, None])
@@ -139,17 +139,10 @@ class RangeSpace:
         current = np.asarray(current, dtype=float)
         if self.step is None:
             return np.full(current.shape, np.inf)
-        top = self.top
         if self.direction == "any":
-            return np.full(current.shape, top + 1)
+            return np.full(current.shape, self.top + 1)
         with np.errstate(invalid="ignore"):
-            if self.direction == "increase":
-                low = np.maximum(current, self.low)
-                k_low = np.maximum(np.ceil((low - self.low) / self.step - 1e-9), 0)
-                count = top + 1 - k_low
-            else:
-                width = np.minimum(current, self.high) - self.low
-                count = np.minimum(np.floor(width / self.step + 1e-9), top) + 1
+            _, count = self._grid_window(*self._interval(current))
         return np.nan_to_num(count, nan=0.0)
 
     def describe(self):
@@ -166,30 +159,32 @@ class DiscreteSpace:
         # not in it); the last slot is the missing value.
         self.rank_of_code = rank_of_code
 
+    def _window(self, current):
+        """The first slot and the number of the values reachable from each
+        ``current`` one way (``"increase"`` or ``"decrease"``)."""
+        n_all = self.values.shape[0]
+        if self.rank_of_code is None:
+            if self.direction == "increase":
+                start = np.searchsorted(self.values, current, side="right")
+                count = n_all - start
+            else:
+                start = np.zeros(current.shape, dtype=np.intp)
+                count = np.searchsorted(self.values, current, side="left")
+            return start, np.where(np.isnan(current), 0, count)
+        # the last slot (-1) serves missing values (code -1) and categories
+        # added by actions compiled after this one: neither is in the list
+        last = self.rank_of_code.shape[0] - 1
+        rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
+        if self.direction == "increase":
+            return rank + 1, np.where(rank >= 0, n_all - rank - 1, 0)
+        return np.zeros(current.shape, dtype=np.intp), np.maximum(rank, 0)
+
     def interpolate(self, keys, current):
         n_all = self.values.shape[0]
         if self.direction == "any":
             index = np.minimum((keys * n_all).astype(np.intp), n_all - 1)
             return self.values[index], np.ones(current.shape, dtype=bool)
-        if self.rank_of_code is None:
-            if self.direction == "increase":
-                start = np.searchsorted(self.values, current, side="right")
-                n = n_all - start
-            else:
-                start = 0
-                n = np.searchsorted(self.values, current, side="left")
-            n = np.where(np.isnan(current), 0, n)
-        else:
-            # the last slot (-1) serves missing values (code -1) and categories
-            # added by actions compiled after this one: neither is in the list
-            last = self.rank_of_code.shape[0] - 1
-            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
-            if self.direction == "increase":
-                start = rank + 1
-                n = np.where(rank >= 0, n_all - start, 0)
-            else:
-                start = 0
-                n = rank
+        start, n = self._window(current)
         valid = n >= 1
         index = start + np.minimum((keys * n).astype(np.intp), n - 1)
         index[~valid] = 0  # any in-bounds index: these values are not used
@@ -202,23 +197,7 @@ class DiscreteSpace:
         slots = np.arange(n_all)[None, :]
         if self.direction == "any":
             return np.broadcast_to((slots + 0.5) / n_all, (current.shape[0], n_all))
-        if self.rank_of_code is None:
-            if self.direction == "increase":
-                start = np.searchsorted(self.values, current, side="right")
-                count = n_all - start
-            else:
-                start = np.zeros(current.shape, dtype=np.intp)
-                count = np.searchsorted(self.values, current, side="left")
-            count = np.where(np.isnan(current), 0, count)
-        else:
-            last = self.rank_of_code.shape[0] - 1
-            rank = self.rank_of_code[np.minimum(current.astype(np.intp), last)]
-            if self.direction == "increase":
-                start = rank + 1
-                count = np.where(rank >= 0, n_all - start, 0)
-            else:
-                start = np.zeros(current.shape, dtype=np.intp)
-                count = np.maximum(rank, 0)
+        start, count = self._window(current)
         position = slots - start[:, None]
         with np.errstate(invalid="ignore", divide="ignore"):
             keys = (position + 0.5) / count[:, None]
@@ -271,16 +250,6 @@ class DiscreteSpace:
         n_all = self.values.shape[0]
         if self.direction == "any":
             return np.full(current.shape, float(n_all))
-        if self.rank_of_code is None:
-            if self.direction == "increase":
-                count = n_all - np.searchsorted(self.values, current, side="right")
-            else:
-                count = np.searchsorted(self.values, current, side="left")
-            return np.where(np.isnan(current), 0.0, count).astype(float)
-        last = self.rank_of_code.shape[0] - 1
-        rank = self.rank_of_code[
-            np.minimum(np.nan_to_num(current, nan=-1), last).astype(np.intp)
-        ]
-        if self.direction == "increase":
-            return np.where(rank >= 0, n_all - rank - 1, 0).astype(float)
-        return np.maximum(rank, 0).astype(float)
+        if self.rank_of_code is not None:
+            current = np.nan_to_num(current, nan=-1)  # a missing category
+        return self._window(current)[1].astype(float)

@@ -32,31 +32,20 @@ MIN_GAP = 1e-6
 class ClassTarget:
     """Reach an acceptable class: the model's decision must be one of them.
 
-    Each instance has a target code, a row of ``accept`` (which classes are
-    acceptable: one class, or a set such as every class but the one predicted
-    now). The gap of a state is 0 when the model decides for an acceptable
-    class (and, with ``min_proba``, gives the acceptable classes at least
-    that probability together). Otherwise it measures how far the state is
-    (at least ``MIN_GAP``): the lead of the most probable unacceptable class
-    over the most probable acceptable one when the decision is the arg-max of
-    the probabilities; ``1 - P(acceptable)`` when the decision is the model's
-    ``predict`` (its threshold may lie anywhere); how much probability is
-    missing below ``min_proba``; 1 for a model without probabilities. The
+    Each instance has a target code, a row of ``accept`` (``(n_codes,
+    n_classes)`` bool: which classes are acceptable, one class or a set such
+    as every class but the one predicted now); ``code`` is every row's code,
+    ``None``: from each row's decision (any class but the one predicted now),
+    and ``names`` name the codes in the frame. The gap of a state is 0 when
+    the model decides for an acceptable class (and, with ``min_proba``, gives
+    the acceptable classes at least that probability together). Otherwise it
+    measures how far the state is (at least ``MIN_GAP``): the lead of the
+    most probable unacceptable class over the most probable acceptable one
+    when the decision is the arg-max of the probabilities; ``1 -
+    P(acceptable)`` when the decision is the model's ``predict``
+    (``use_predict``: its threshold may lie anywhere); how much probability
+    is missing below ``min_proba``; 1 for a model without probabilities. The
     reported score of a state is the probability of the acceptable classes.
-
-    Parameters
-    ----------
-    accept : ndarray of shape (n_codes, n_classes) of bool
-        The acceptable classes of each target code.
-    use_predict : bool, default=False
-        Whether the decisions come from the model's ``predict``.
-    min_proba : float, default=None
-        The probability the acceptable classes must reach.
-    code : int, default=None
-        The target code of every row; ``None``: from each row's decision
-        (any class but the one predicted now).
-    names : array-like, default=None
-        The name of each target code in the frame.
     """
 
     reported = "target_proba"
@@ -131,16 +120,9 @@ class RangeTarget:
     """Reach a range of a regressor's output.
 
     A state reaches it when the prediction lies in ``[low + margin, high -
-    margin]``; its gap is otherwise the distance to that interval in units
-    of the range's width (at least ``MIN_GAP``). The reported score is the
-    prediction.
-
-    Parameters
-    ----------
-    low, high : float
-        The range (either may be infinite).
-    margin : float, default=0.0
-        How far inside the range the prediction must lie.
+    margin]`` (``low`` or ``high`` may be infinite); its gap is otherwise the
+    distance to that interval in units of the range's width (at least
+    ``MIN_GAP``). The reported score is the prediction.
     """
 
     reported = "prediction"
@@ -183,27 +165,17 @@ def make_target(
     use_predict=False,
     has_proba=True,
 ):
-    """The target of a classifier with ``classes``, or of a regressor.
+    """The :class:`ClassTarget` of a classifier with ``classes``, or the
+    :class:`RangeTarget` of a regressor (``classes=None``): ``target_range``
+    with ``target_margin``.
 
-    Parameters
-    ----------
-    classes : ndarray or None
-        The classifier's classes; ``None`` for a regressor, whose target is
-        ``target_range`` with ``target_margin``.
-    target_class, target_range, target_margin, min_target_proba
-        As the explainer's parameters of the same names.
-    use_predict : bool, default=False
-        Whether the classifier's decisions come from its ``predict``.
-    has_proba : bool, default=True
-        Whether the model has ``predict_proba`` (``min_target_proba`` needs
-        it).
-
-    Returns
-    -------
-    ClassTarget or RangeTarget
-        A :class:`ClassTarget`'s codes ``0 .. C-1`` accept one class,
-        ``C .. 2C-1`` every class but one (``"opposite"`` on a multiclass
-        model), ``2C`` a set given as ``target_class``.
+    The keywords ``target_*`` and ``min_target_proba`` are the explainer's
+    parameters; ``use_predict``: the classifier's decisions come from its
+    ``predict``; ``has_proba``: the model has ``predict_proba``
+    (``min_target_proba`` needs it). A :class:`ClassTarget`'s codes ``0 ..
+    C-1`` accept one class, ``C .. 2C-1`` every class but one
+    (``"opposite"`` on a multiclass model), ``2C`` a set given as
+    ``target_class``.
     """
     if min_target_proba is not None and (classes is None or not has_proba):
         raise ValueError(

@@ -80,11 +80,9 @@ def check_finite(encoded, schema):
     model that cannot take it fails for that row alone, which is then
     reported with status ``"error"`` (the tags of a pipeline that imputes
     often claim it cannot take NaN, so they are not trusted to refuse)."""
-    numbers = encoded[:, ~schema.is_categorical]
-    names = [n for n, c in zip(schema.names, schema.is_categorical) if not c]
-    bad = np.isinf(numbers)
+    bad = np.isinf(encoded) & ~schema.is_categorical
     if bad.any():
-        column = names[int(np.flatnonzero(bad.any(axis=0))[0])]
+        column = schema.names[int(np.flatnonzero(bad.any(axis=0))[0])]
         raise ValueError(f"Input X contains infinite values in column {column!r}.")
 
 

@@ -8,6 +8,7 @@ to a whole batch of candidates at once (``_compiled_actions``).
 """
 
 from collections.abc import Mapping
+from inspect import signature
 from numbers import Real
 
 import numpy as np
@@ -181,20 +182,7 @@ class Action(PortableCallables):
         return state
 
     def _replace(self, **changes):
-        params = {
-            key: getattr(self, key)
-            for key in (
-                "name",
-                "feature",
-                "values",
-                "direction",
-                "cost",
-                "effects",
-                "precondition",
-                "postcondition",
-                "step",
-            )
-        }
+        params = {key: getattr(self, key) for key in signature(Action).parameters}
         params.update(changes)
         return Action(**params)
 

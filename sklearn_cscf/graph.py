@@ -158,11 +158,10 @@ class FeatureGraph(PortableCallables):
             One discount in ``[0, 1]`` per candidate; ``1`` where no affected
             feature has an incoming edge.
         """
-        n = _n_rows(state)
         parts = [self.feature_discount(h, state) for h in affected_features]
         parts = [p for p in parts if p is not None]
         if not parts:
-            return np.ones(n)
+            return np.ones(_n_rows(state))
         return np.mean(parts, axis=0)
 
     def __repr__(self):

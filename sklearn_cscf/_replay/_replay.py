@@ -247,11 +247,7 @@ def _state_lookup(states, defs):
     missing = [name for name in defs.names if name not in states.columns]
     if missing:
         raise ValueError(f"states lacks the features {missing} of X.")
-    keys = zip(
-        states["instance"].tolist(),
-        states["solution"].tolist(),
-        states["step"].tolist(),
-    )
+    keys = zip(*(states[key].tolist() for key in ("instance", "solution", "step")))
     rows = states[defs.names].to_dict("records")
     lookup = {}
     for (label, solution, step), row in zip(keys, rows):

@@ -125,30 +125,21 @@ def replay_step(defs, label, step, before, taken):
         value = one_value(fn(view_before, defs.view(after)))
         after[target] = defs.raw(target, value)
     view_after = defs.view(after)
-    effort = (
-        default_effort(defs, action, before[name], after[name])
-        if action.cost is None
-        else float(one_value(action.cost(view_before, view_after)))
-    )
-    discount = (
-        1.0
-        if defs.graph is None
-        else float(
-            one_value(defs.graph.discount(action.affected_features, view_before))
-        )
-    )
-    pre = (
-        True
-        if action.precondition is None
-        else bool(one_value(action.precondition(view_before)))
-    )
-    post = (
-        True
-        if action.postcondition is None
-        else bool(one_value(action.postcondition(view_before, view_after)))
-    )
+    if action.cost is None:
+        effort = default_effort(defs, action, before[name], after[name])
+    else:
+        effort = float(one_value(action.cost(view_before, view_after)))
+    discount = 1.0
+    if defs.graph is not None:
+        g = defs.graph.discount(action.affected_features, view_before)
+        discount = float(one_value(g))
+    pre = post = True
+    if action.precondition is not None:
+        pre = bool(one_value(action.precondition(view_before)))
+    if action.postcondition is not None:
+        post = bool(one_value(action.postcondition(view_before, view_after)))
     space = defs.spaces[action.name]
-    record = {
+    return {
         "instance": label,
         "step": int(step.step),
         "status": STATUS_OK,
@@ -169,7 +160,6 @@ def replay_step(defs, label, step, before, taken):
         "state": after,
         "reported": step,
     }
-    return record
 
 
 def default_effort(defs, action, old, new):

@@ -58,17 +58,13 @@ def target_kind(defs):
 
 def check_verdict(defs, record, name, score):
     status, problems = record["status"], record["problems"]
-    label = plain_value(record["predicted"])
+    label = repr(plain_value(record["predicted"]))
     what = "the target" if defs.classes is None else f"the target {plain_value(name)!r}"
     if defs.classes is not None and defs.min_proba is not None:
         # the class alone is not the target: say the threshold, and the score
         what += f" with target_proba >= {defs.min_proba:g} (min_target_proba)"
         if score == score:  # not NaN
-            label = f"{label!r} (target_proba {score:.10g})"
-        else:
-            label = repr(label)
-    else:
-        label = repr(label)
+            label += f" (target_proba {score:.10g})"
     if record["step"] == 0:
         reported = record["reported_target"]
         if name is not None and (reported is None or str(reported) != str(name)):

@@ -66,6 +66,17 @@ def education_label(education_num):
     return _EDUCATION_LABELS[level.astype(np.intp) - 1]
 
 
+def _set_unless_so(name, feature, value):
+    """Set ``feature`` to ``value`` (effort 5), unless it already holds it."""
+    return Action(
+        name,
+        feature,
+        values=value,
+        cost=FixedEffort(5),
+        precondition=Compare(feature, "!=", value),
+    )
+
+
 def _older_by_study(b, a):
     """``age`` after ``add_education``: two years per education level."""
     delta = a["education_num"] - b["education_num"]
@@ -135,10 +146,7 @@ def adult_actions(*, continuous=False):
     ['education_num', 'age', 'education']
     """  # noqa: E501
     step = None if continuous else 1
-    if continuous:
-        education_values = (1.0, 16.5)
-    else:
-        education_values = list(range(1, 17))
+    education_values = (1.0, 16.5) if continuous else list(range(1, 17))
     return [
         Action(
             "wait_years",
@@ -181,13 +189,7 @@ def adult_actions(*, continuous=False):
             effects={"age": _older_by_study, "education": _education_of_new_level},
             postcondition=Compare("age", "<", MAX_AGE),
         ),
-        Action(
-            "enlist",
-            "occupation",
-            values="Armed-Forces",
-            cost=FixedEffort(5),
-            precondition=Compare("occupation", "!=", "Armed-Forces"),
-        ),
+        _set_unless_so("enlist", "occupation", "Armed-Forces"),
     ]
 
 
@@ -341,13 +343,7 @@ def german_actions(*, continuous=False):
             step=step,
             cost=AbsoluteChange("age_in_years"),
         ),
-        Action(
-            "naturalize",
-            "foreign_worker",
-            values="no",
-            cost=FixedEffort(5),
-            precondition=Compare("foreign_worker", "!=", "no"),
-        ),
+        _set_unless_so("naturalize", "foreign_worker", "no"),
         Action(
             "change_credit_amount",
             "credit_amount",
@@ -373,13 +369,7 @@ def german_actions(*, continuous=False):
             precondition=Compare("credit_amount", ">", 1000),
             postcondition=Between("loan_duration", 1, 120),
         ),
-        Action(
-            "get_guarantor",
-            "other_debtors_guarantors",
-            values="guarantor",
-            cost=FixedEffort(5),
-            precondition=Compare("other_debtors_guarantors", "!=", "guarantor"),
-        ),
+        _set_unless_so("get_guarantor", "other_debtors_guarantors", "guarantor"),
         Action(
             "get_unskilled_job",
             "job",

@@ -11,7 +11,6 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from sklearn.utils import Bunch
 
 from sklearn_cscf._sklearn_compat import Interval, validate_params
 from sklearn_cscf.actions import Action
@@ -22,6 +21,7 @@ from sklearn_cscf.datasets._callables import (
     FixedEffort,
     Increase,
 )
+from sklearn_cscf.datasets._uci import bunch
 from sklearn_cscf.graph import FeatureGraph
 
 __all__ = ["credit_actions", "credit_feature_graph", "make_credit_applicants"]
@@ -246,13 +246,8 @@ def make_credit_applicants(n_samples=2000, *, random_state=None):
         columns=FEATURE_NAMES,
     )
     target = pd.Series(approved, name="approved")
-    return Bunch(
-        data=data,
-        target=target,
-        frame=pd.concat([data, target], axis=1),
-        feature_names=list(FEATURE_NAMES),
-        target_names=np.array(["rejected", "approved"]),
-        DESCR=_DESCR,
+    return bunch(
+        data, target, ["rejected", "approved"], _DESCR, as_frame=True, return_X_y=False
     )
 
 

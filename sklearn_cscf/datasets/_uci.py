@@ -197,10 +197,8 @@ def _adult_frame():
     unknown = set(label) - {"<=50K", ">50K"}
     if unknown:  # pragma: no cover - the packaged file is fixed
         raise ValueError(f"Unexpected Adult labels {sorted(unknown)}.")
-    for column in ADULT_FEATURES:
-        if column in ADULT_CATEGORICAL:
-            continue
-        frame[column] = frame[column].astype(np.int64)
+    numeric = [c for c in ADULT_FEATURES if c not in ADULT_CATEGORICAL]
+    frame = frame.astype(dict.fromkeys(numeric, np.int64))
     # education in the order of education_num (one number per label)
     levels = frame.groupby("education")["education_num"].agg(["min", "max"])
     if not (levels["min"] == levels["max"]).all():  # pragma: no cover
@@ -247,7 +245,7 @@ def _readable(value):
     return str(value).strip()
 
 
-def _bunch(data, target, target_names, descr, as_frame, return_X_y):
+def bunch(data, target, target_names, descr, as_frame, return_X_y):
     data, target = data.copy(), target.copy()
     feature_names = data.columns.tolist()
     if as_frame:
@@ -333,7 +331,7 @@ def load_adult(*, as_frame=True, return_X_y=False):
     ['Preschool', '1st-4th', '5th-6th']
     """
     data, target = _adult_frame()
-    return _bunch(data, target, ["<=50K", ">50K"], _ADULT_DESCR, as_frame, return_X_y)
+    return bunch(data, target, ["<=50K", ">50K"], _ADULT_DESCR, as_frame, return_X_y)
 
 
 @validate_params(_LOADER_PARAMS, prefer_skip_nested_validation=True)
@@ -399,4 +397,4 @@ def load_german_credit(*, as_frame=True, return_X_y=False):
     'skilled employee/ official'
     """
     data, target = _german_frame()
-    return _bunch(data, target, ["bad", "good"], _GERMAN_DESCR, as_frame, return_X_y)
+    return bunch(data, target, ["bad", "good"], _GERMAN_DESCR, as_frame, return_X_y)
