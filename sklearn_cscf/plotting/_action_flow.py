@@ -160,7 +160,7 @@ class ActionFlowDisplay(Display):
         _data.reject_bool("max_length", max_length)
         ok = _data.ok_rows(explanations)
         # colours from every action of the frame, so that subsets match
-        palette = _style.colors_for(sorted(ok["action"].astype(str).unique()), colors)
+        palette = _style.colors_for(ok, colors)
         table = _data.select(_data.sequences(ok), solutions)
         if max_length is not None:
             table = table[table["length"] <= max_length]
@@ -267,12 +267,7 @@ class ActionFlowDisplay(Display):
         handles = [Patch(fc=palette[name], label=name) for name in order[:-1]]
         if any(name == end for _, name in nodes):
             handles.append(Patch(fc=_style.END_COLOR, label="end (no further step)"))
-        self.legend_ = ax.legend(
-            handles=handles,
-            **_style.merged(
-                {"title": "action", "fontsize": "small", **_style.LEGEND}, legend_kw
-            ),
-        )
+        self._legend(ax, "action", legend_kw, handles)
         ax.set_xlim(1 - 0.6, last + 0.6)
         ax.set_ylim(-gap, top + gap)
         ax.set_xticks(range(1, last + 1))

@@ -41,6 +41,24 @@ class Display:
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
+    def _legend(self, ax, title, legend_kw, handles, texts=None):
+        """``legend_``, outside the axes on the right, titled ``title``."""
+        style = {"fontsize": "small", "title": title, **_style.LEGEND}
+        self.legend_ = ax.legend(
+            handles=handles, labels=texts, **_style.merged(style, legend_kw)
+        )
+
+    def _threshold_line(self, ax, threshold_kw, y=None, **style):
+        """``threshold_line_``: a thin grey line across the axes at ``y``,
+        behind the data; by default the dashed decision threshold."""
+        if y is None:
+            y = self.threshold
+            style = {"ls": "--", "label": f"decision threshold {y:g}"}
+        style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5, **style}
+        self.threshold_line_ = ax.axhline(
+            y, **_style.merged(style, threshold_kw, "line")
+        )
+
 
 def deprecated_alias(display, name):
     """``name``, a function that warns once per call and returns

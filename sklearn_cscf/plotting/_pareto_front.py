@@ -194,8 +194,6 @@ class ParetoFrontDisplay(Display):
         display : ParetoFrontDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        from matplotlib.lines import Line2D
-
         ax = self._axes(ax)
         points = self.points
         values = points[["cost", "y"]].to_numpy(dtype=float)
@@ -221,21 +219,15 @@ class ParetoFrontDisplay(Display):
                 group["y"],
                 **_style.merged(style, scatter_kw, "collection"),
             )
-            handles.append(Line2D([], [], ls="", marker="o", color=color, label=label))
+            handles.append(_style.handle(marker="o", color=color, label=label))
         if points["other"].any():
             handles.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="",
-                    marker="o",
-                    mfc="white",
-                    mec="0.3",
-                    label="another order of a plan",
+                _style.handle(
+                    marker="o", mfc="white", mec="0.3", label="another order of a plan"
                 )
             )
         if self.y == "gower_distance" and _data.looks_dominated(points).any():
-            handles.append(Line2D([], [], ls="", label=_NOT_DRAWN))
+            handles.append(_style.handle(label=_NOT_DRAWN))
         sizes = np.full(len(values), 3.0)
         if self.chosen is not None:
             at = (points["solution"] == self.chosen).to_numpy()
@@ -250,10 +242,7 @@ class ParetoFrontDisplay(Display):
                 zorder=4,
             )
             handles.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="",
+                _style.handle(
                     marker="o",
                     markersize=_style.CHOSEN_SIZE,
                     mfc="none",
@@ -280,6 +269,5 @@ class ParetoFrontDisplay(Display):
         ax.margins(0.12)
         ax.set_xlabel(_COST_LABEL)
         ax.set_ylabel(_Y_LABELS[self.y])
-        style = {"fontsize": "small", "title": "length", **_style.LEGEND}
-        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        self._legend(ax, "length", legend_kw, handles)
         return self._finish(ax, self.title)

@@ -209,7 +209,7 @@ class ProbabilityByStepDisplay(Display):
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )
-        palette = _style.colors_for(sorted(ok["action"].astype(str).unique()), colors)
+        palette = _style.colors_for(ok, colors)
         display = cls(
             statistics,
             colors=palette,
@@ -299,20 +299,13 @@ class ProbabilityByStepDisplay(Display):
                     mec=self.colors[name],
                     zorder=3,
                 )
-        style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5}
         if self.measure == "level":
             if self.threshold is not None:
-                style.update(ls="--", label=f"decision threshold {self.threshold:g}")
-                self.threshold_line_ = ax.axhline(
-                    self.threshold, **_style.merged(style, threshold_kw, "line")
-                )
+                self._threshold_line(ax, threshold_kw)
             ax.set_ylim(-0.02, 1.02)
             ylabel = f"{self.statistic} {self.proba_name} after the step"
         else:
-            style["lw"] = 0.8
-            self.threshold_line_ = ax.axhline(
-                0.0, **_style.merged(style, threshold_kw, "line")
-            )
+            self._threshold_line(ax, threshold_kw, 0.0, lw=0.8)
             ylabel = f"{self.statistic} change of {self.proba_name} over the step"
         ax.set_ylabel(_style.wrap(ylabel, width=40))
         last = int(stats["step"].max())
@@ -321,12 +314,9 @@ class ProbabilityByStepDisplay(Display):
         ax.set_xlabel("step position")
         handles, texts = ax.get_legend_handles_labels()
         if self.singles_:
-            from matplotlib.lines import Line2D
-
-            handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3"))
+            handles.append(_style.handle(marker="o", mfc="white", mec="0.3"))
             texts.append("one step only (no interval)")
-        style = {"fontsize": "small", "title": "action (steps taken)", **_style.LEGEND}
-        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+        self._legend(ax, "action (steps taken)", legend_kw, handles, texts)
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
         if self.subtitle:
             subtitle = f"{self.subtitle}; {subtitle}"

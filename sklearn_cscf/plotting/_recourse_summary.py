@@ -154,9 +154,7 @@ class RecourseSummaryDisplay(Display):
                 f"{counts.to_dict()})."
             )
         every = explanations[is_ok(explanations)]
-        palette = _style.colors_for(
-            sorted(every["action"].astype(str).unique()), colors
-        )
+        palette = _style.colors_for(every, colors)
         n_people = chosen[is_ok(chosen)]["instance"].nunique()
         once = (every.groupby("instance")["solution"].nunique() <= 1).all()
         how = (
@@ -244,8 +242,7 @@ class RecourseSummaryDisplay(Display):
                     label="at a later step",
                 )
             )
-        style = {"fontsize": "small", "title": "taken", **_style.LEGEND}
-        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        self._legend(ax, "taken", legend_kw, handles)
         people = "people" if self.n_people != 1 else "person"
         ax.set_xlabel(
             _style.wrap(

@@ -167,11 +167,19 @@ def action_colors(actions):
     return {name: to_hex(color) for name, color in zip(names, palette)}
 
 
-def colors_for(names, colors):
-    """The colours of ``names``: from ``colors`` (a mapping, checked by the
-    public functions' validate_params) or sorted by name."""
+def handle(**style):
+    """A legend entry drawn without a line (a marker, or nothing)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], ls="", **style)
+
+
+def colors_for(rows, colors):
+    """The colours of the actions of ``rows``: from ``colors`` (a mapping,
+    checked by the public functions' validate_params) or sorted by name."""
+    names = sorted(rows["action"].astype(str).unique())
     if colors is None:
-        return action_colors(sorted(names))
+        return action_colors(names)
     missing = sorted(set(names) - set(colors))
     if missing:
         raise ValueError(f"colors has no colour for the action(s) {missing}.")

@@ -309,16 +309,7 @@ class TargetProbabilityDisplay(Display):
             )
             points.append((0.0, p0))
         if self.threshold is not None:
-            style = {
-                "ls": "--",
-                "lw": 1,
-                "color": _style.THRESHOLD_COLOR,
-                "zorder": 0.5,
-                "label": f"decision threshold {self.threshold:g}",
-            }
-            self.threshold_line_ = ax.axhline(
-                self.threshold, **_style.merged(style, threshold_kw, "line")
-            )
+            self._threshold_line(ax, threshold_kw)
         avoid = self.lines_ + ([self.threshold_line_] if self.threshold_line_ else [])
         _labels.place_labels(ax, self.texts_, points=points, lines=avoid)
         longest = max(len(proba) for proba in self.lines["proba"])
@@ -353,15 +344,12 @@ class TargetProbabilityDisplay(Display):
             ax.set_ylim(bottom, top)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
-        style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
-        handles, texts = ax.get_legend_handles_labels()
+        title, (handles, texts) = "plan", ax.get_legend_handles_labels()
         if keys:  # what each letter at the points stands for
-            from matplotlib.lines import Line2D
-
-            handles += [Line2D([], [], ls="", marker="") for _ in keys]
+            handles += [_style.handle(marker="") for _ in keys]
             texts += [f"{key}  {name}" for name, key in keys.items()]
-            style["title"] = "plan; actions at the points"
-        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+            title = "plan; actions at the points"
+        self._legend(ax, title, legend_kw, handles, texts)
         return self._finish(ax, self.title)
 
 
