@@ -171,11 +171,7 @@ def choose_plan(
     >>> choose_plan(frame, max_steps=1)["solution"].tolist()  # front: 0 and 1
     [0]
     """
-    method, columns, weights, max_steps = _check_options(
-        method, objectives, weights, max_steps
-    )
-    frame = _check_explanations(explanations, (*_REQUIRED, *columns))
-    return _choose(frame, method, columns, weights, max_steps)
+    return _choose(explanations, method, objectives, weights, max_steps)
 
 
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
@@ -266,21 +262,24 @@ def summarize_recourse(
     >>> summary["mean_cost"].round(2).tolist()
     [1.83, 2.0, 1.0]
     """
-    method, columns, weights, max_steps = _check_options(
-        method, objectives, weights, max_steps
+    chosen = _choose(
+        explanations, method, objectives, weights, max_steps, _SUMMARY_REQUIRED
     )
-    frame = _check_explanations(
-        explanations, (*_REQUIRED, *_SUMMARY_REQUIRED, *columns)
-    )
-    chosen = _choose(frame, method, columns, weights, max_steps)
     return _summary(chosen)
 
 
 # ---------------------------------------------------------------------- #
 # The choice
 # ---------------------------------------------------------------------- #
-def _choose(frame, method, columns, weights, max_steps):
-    """The rows of each instance's chosen sequence (or its status rows)."""
+def _choose(explanations, method, objectives, weights, max_steps, required=()):
+    """The rows of each instance's chosen sequence (or its status rows), the
+    options and the frame (with the ``required`` columns) checked."""
+    method, columns, weights, max_steps = _check_options(
+        method, objectives, weights, max_steps
+    )
+    # length is counted from the steps when the frame lacks it
+    needed = [c for c in (*_REQUIRED, *required, *columns) if c != "length"]
+    frame = check_frame(explanations, needed, unpack="return_states")
     ok = is_ok(frame)
     codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
     table = _sequence_table(frame, ok, codes, columns)
@@ -391,18 +390,16 @@ def _status_row(frame, position, message):
     longer than ``max_steps``: its label and target class, the status, the
     message (when the frame has that column); every other cell missing."""
     source = frame.iloc[position]
-    keep = {"instance", "target_class"}
+    values = {
+        "instance": source["instance"],
+        "target_class": source.get("target_class"),
+        "status": STATUS_EXCEEDS_MAX_STEPS,
+        "message": message,
+    }
     data = {}
     for name in frame.columns:
         dtype = frame[name].dtype
-        if name in keep:
-            value = source[name]
-        elif name == "status":
-            value = STATUS_EXCEEDS_MAX_STEPS
-        elif name == "message":
-            value = message
-        else:
-            value = None
+        value = values.get(name)
         try:
             data[name] = pd.array([value], dtype=dtype)
         except (TypeError, ValueError):
@@ -465,12 +462,6 @@ def _summary(chosen):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _check_explanations(explanations, columns):
-    # length is counted from the steps when the frame lacks it
-    needed = [c for c in columns if c != "length"]
-    return check_frame(explanations, needed, unpack="return_states")
-
-
 def _check_objective(name, where):
     if not isinstance(name, str) or name not in _OBJECTIVES:
         raise ValueError(
