@@ -70,8 +70,7 @@ def validity(explanations):
     >>> validity(frame)  # instance 0 of the two needing recourse
     0.5
     """
-    rows = _instances(explanations)
-    return _validity(rows)
+    return _validity(_instances(explanations))
 
 
 @validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
@@ -278,7 +277,12 @@ def seconds_per_row(explanations, details=None):
         details = explanations  # seconds_per_row(details), as in version 0.1
     else:
         check_frame(explanations, ("instance", "status"))
-    _check_details(details)
+    check_frame(
+        details,
+        ("status", "total_seconds"),
+        name="details",
+        returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
+    )
     needing = _statuses(details) != STATUS_ALREADY_TARGET
     if not needing.any():
         return 0.0
@@ -492,15 +496,3 @@ def _combined(valid, cost, seconds, cost_weight, cost_scale, time_weight, time_s
 def _normalised(value, scale):
     """``value / (value + scale)``: 0 for nothing, 1/2 at ``scale``, 1 at inf."""
     return 1.0 if np.isinf(value) else value / (value + scale)
-
-
-# ---------------------------------------------------------------------- #
-# Checks
-# ---------------------------------------------------------------------- #
-def _check_details(details):
-    check_frame(
-        details,
-        ("status", "total_seconds"),
-        name="details",
-        returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
-    )

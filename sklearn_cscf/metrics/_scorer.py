@@ -1,5 +1,7 @@
 """The grid-search scorer: every score from one ``explain`` call."""
 
+import inspect
+
 from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.metrics._metrics import SCALE, WEIGHT, all_scores
 
@@ -14,9 +16,6 @@ SCORES = (
 )
 
 
-# ---------------------------------------------------------------------- #
-# The scorer
-# ---------------------------------------------------------------------- #
 class ExplanationScorer:
     """Scorer of an explainer on ``X``, all scores from one ``explain`` call.
 
@@ -187,16 +186,11 @@ class ExplanationScorer:
         return {name: values[name] for name in names}
 
     def __repr__(self):
-        defaults = {
-            "cost_weight": 0.5,
-            "cost_scale": 1.0,
-            "time_weight": 0.0,
-            "time_scale": 1.0,
-        }
         parts = [] if self.scores is None else [repr(self.scores)]
+        # the keyword arguments that differ from their defaults
         parts += [
             f"{name}={getattr(self, name)!r}"
-            for name, default in defaults.items()
-            if getattr(self, name) != default
+            for name, param in inspect.signature(type(self)).parameters.items()
+            if param.kind == param.KEYWORD_ONLY and getattr(self, name) != param.default
         ]
         return f"ExplanationScorer({', '.join(parts)})"
