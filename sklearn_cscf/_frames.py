@@ -217,17 +217,14 @@ def build_frame(
     frame = pd.DataFrame.from_records(records, columns=columns)
     dtypes = {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
     frame = frame.astype({**dtypes, **dict.fromkeys(objectives, float)})
-    frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
-    frame["feature"] = pd.array(
-        frame["feature"].tolist(), dtype=_label_dtype(schema.names)
-    )
-    frame["target_class"] = pd.array(
-        frame["target_class"].tolist(), dtype=_label_dtype(targets)
-    )
-    frame["reached_class"] = pd.array(
-        frame["reached_class"].tolist(),
-        dtype=TEXT if classes is None else _label_dtype(classes),
-    )
+    labels = {
+        "instance": index.dtype,
+        "feature": _label_dtype(schema.names),
+        "target_class": _label_dtype(targets),
+        "reached_class": TEXT if classes is None else _label_dtype(classes),
+    }
+    for name, dtype in labels.items():
+        frame[name] = pd.array(frame[name].tolist(), dtype=dtype)
     return frame
 
 
