@@ -43,24 +43,14 @@ def _box(x, y, width, height, ha, va):
 
 def _overlap(box, boxes):
     """Area of ``box`` shared with each row of ``boxes`` (x0, y0, x1, y1)."""
-    if len(boxes) == 0:
-        return np.zeros(0)
     width = np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0])
     height = np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1])
     return np.clip(width, 0, None) * np.clip(height, 0, None)
 
 
 def _inside(box, points):
-    if len(points) == 0:
-        return 0
-    return int(
-        (
-            (points[:, 0] >= box[0])
-            & (points[:, 0] <= box[2])
-            & (points[:, 1] >= box[1])
-            & (points[:, 1] <= box[3])
-        ).sum()
-    )
+    """How many of ``points`` (rows x, y) lie in ``box``."""
+    return int(((points >= box[:2]) & (points <= box[2:])).all(axis=1).sum())
 
 
 def _line_samples(lines, spacing):
@@ -137,13 +127,11 @@ def _layout_class():
             ax = self.axes
             pixels = renderer.points_to_pixels(1.0)
             frame = np.asarray(ax.bbox.extents)
-            points = ax.transData.transform(self.points) if len(self.points) else []
-            markers = np.array(
-                [
-                    [x - r * pixels, y - r * pixels, x + r * pixels, y + r * pixels]
-                    for (x, y), r in zip(points, self.sizes)
-                ]
-            ).reshape(-1, 4)
+            points = self.points
+            if len(points):
+                points = ax.transData.transform(points)
+            half = (self.sizes * pixels)[:, None]  # each marker's box
+            markers = np.hstack([points - half, points + half])
             pieces, owners = _line_samples(self.lines, 3.0 * pixels)
             placed = np.zeros((0, 4))
             pad = self.pad * pixels
@@ -174,10 +162,7 @@ def _layout_class():
                     clash = _overlap(box, placed).sum()
                     outside = 0.0
                     if not (
-                        box[0] >= frame[0]
-                        and box[1] >= frame[1]
-                        and box[2] <= frame[2]
-                        and box[3] <= frame[3]
+                        (box[:2] >= frame[:2]).all() and (box[2:] <= frame[2:]).all()
                     ):
                         outside = width * height - _overlap(box, frame[None])[0]
                     crossed = 0
