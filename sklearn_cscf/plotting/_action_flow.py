@@ -25,17 +25,10 @@ def _band_path(x0, x1, top0, bottom0, top1, bottom1):
     from matplotlib.path import Path
 
     middle = (x0 + x1) / 2
-    vertices = [
-        (x0, top0),
-        (middle, top0),
-        (middle, top1),
-        (x1, top1),
-        (x1, bottom1),
-        (middle, bottom1),
-        (middle, bottom0),
-        (x0, bottom0),
-        (x0, top0),
-    ]
+    # along the upper edge, down, back along the lower edge, and up
+    upper = [(x0, top0), (middle, top0), (middle, top1), (x1, top1)]
+    lower = [(x1, bottom1), (middle, bottom1), (middle, bottom0), (x0, bottom0)]
+    vertices = upper + lower + [(x0, top0)]
     codes = [Path.MOVETO] + [Path.CURVE4] * 3 + [Path.LINETO] + [Path.CURVE4] * 3
     return Path(vertices, codes + [Path.CLOSEPOLY])
 
@@ -225,6 +218,7 @@ class ActionFlowDisplay(Display):
         # blocks, top-aligned, and where their bands attach
         out_edge, in_edge = {}, {}
         self.blocks_, self.bands_, self.texts_ = [], [], []
+        font = _style.merged({"fontsize": "small"}, text_kw, "text")
         for t in range(1, last + 1):
             y = top
             for name in order:
@@ -240,13 +234,7 @@ class ActionFlowDisplay(Display):
                 block.set_gid("block")
                 self.blocks_.append(ax.add_patch(block))
                 self.texts_.append(
-                    _labels.annotate(
-                        ax,
-                        str(n),
-                        (t, y - n / 2),
-                        leader=False,
-                        **_style.merged({"fontsize": "small"}, text_kw, "text"),
-                    )
+                    _labels.annotate(ax, str(n), (t, y - n / 2), leader=False, **font)
                 )
                 y -= n + gap
         for (t, source, target), n in sorted(

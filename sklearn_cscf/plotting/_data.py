@@ -105,14 +105,13 @@ def check_proba(rows, where):
 # ---------------------------------------------------------------------- #
 def scope(table, solutions, max_length=None):
     """What a plot across instances counts, in words."""
-    n = table["instance"].nunique()
-    instances = f"{n} instance{'s' if n != 1 else ''}"
+    instances = plural(table["instance"].nunique(), "instance")
     if solutions == "cheapest":
         text = f"the cheapest sequence of each of {instances}"
     else:
-        text = f"{len(table)} sequence{'s' if len(table) != 1 else ''} of {instances}"
+        text = f"{plural(len(table), 'sequence')} of {instances}"
     if max_length is not None:
-        text += f", at most {max_length} step{'s' if max_length != 1 else ''}"
+        text += f", at most {plural(max_length, 'step')}"
     return text
 
 
@@ -248,7 +247,7 @@ def choice_text(method, objectives, weights, max_steps):
     else:
         text = "the cheapest"
     if max_steps is not None:
-        text += f", at most {max_steps} step{'s' if max_steps != 1 else ''}"
+        text += f", at most {plural(max_steps, 'step')}"
     return text
 
 

@@ -205,7 +205,7 @@ class ParetoFrontDisplay(Display):
             group = points[points["length"] == length].sort_values(
                 "other", ascending=False, kind="stable"
             )
-            label = f"{length} step{'s' if length != 1 else ''}"
+            label = _data.plural(length, "step")
             style = {
                 "s": 45,
                 "facecolors": [(1, 1, 1, 1) if o else color for o in group["other"]],
@@ -214,11 +214,8 @@ class ParetoFrontDisplay(Display):
                 "zorder": 3,
                 "label": label,
             }
-            self.scatters_[int(length)] = ax.scatter(
-                group["cost"],
-                group["y"],
-                **_style.merged(style, scatter_kw, "collection"),
-            )
+            style = _style.merged(style, scatter_kw, "collection")
+            self.scatters_[int(length)] = ax.scatter(group["cost"], group["y"], **style)
             handles.append(_style.handle(marker="o", color=color, label=label))
         if points["other"].any():
             handles.append(
@@ -260,11 +257,8 @@ class ParetoFrontDisplay(Display):
             style = {}
             if self.chosen is not None and (group["solution"] == self.chosen).any():
                 style = {"color": _style.CHOSEN_COLOR, "fontweight": "bold"}
-            self.texts_.append(
-                _labels.annotate(
-                    ax, text, (cost, y), **_style.merged(style, text_kw, "text")
-                )
-            )
+            style = _style.merged(style, text_kw, "text")
+            self.texts_.append(_labels.annotate(ax, text, (cost, y), **style))
         _labels.place_labels(ax, self.texts_, points=values, sizes=sizes)
         ax.margins(0.12)
         ax.set_xlabel(_COST_LABEL)

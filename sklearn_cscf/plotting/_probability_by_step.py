@@ -265,9 +265,7 @@ class ProbabilityByStepDisplay(Display):
             rows = stats[stats["action"] == name]
             x = rows["step"].to_numpy(dtype=float)
             x += (k - (len(names) - 1) / 2) * dodge
-            centre = rows["value"].to_numpy(dtype=float)
-            low = rows["low"].to_numpy(dtype=float)
-            high = rows["high"].to_numpy(dtype=float)
+            centre, low, high = rows[["value", "low", "high"]].to_numpy(dtype=float).T
             taken = int(rows["taken"].iloc[0])
             marker = _style.MARKERS[k % len(_style.MARKERS)]
             style = {
@@ -276,16 +274,13 @@ class ProbabilityByStepDisplay(Display):
                 "markersize": 5,
                 "capsize": 3,
                 "lw": 1.4,
-                "label": f"{name} ({taken} step{'s' if taken != 1 else ''})",
+                "label": f"{name} ({_data.plural(taken, 'step')})",
             }
             if len(names) > 5:  # many actions: thin dotted joins, plain bars
                 style.update(lw=0.9, ls=":", elinewidth=1.2)
-            self.errorbars_[name] = ax.errorbar(
-                x,
-                centre,
-                yerr=[centre - low, high - centre],
-                **_style.merged(style, errorbar_kw, "line"),
-            )
+            style = _style.merged(style, errorbar_kw, "line")
+            yerr = [centre - low, high - centre]
+            self.errorbars_[name] = ax.errorbar(x, centre, yerr=yerr, **style)
             # a point resting on one step has no interval: hollow, not certain
             alone = rows["n"].to_numpy() == 1
             if alone.any():

@@ -244,11 +244,9 @@ class RecourseSummaryDisplay(Display):
             )
         self._legend(ax, "taken", legend_kw, handles)
         people = "people" if self.n_people != 1 else "person"
-        ax.set_xlabel(
-            _style.wrap(
-                ax=ax,
-                text=f"share of the {self.n_people} {people} with a chosen plan "
-                "whose plan takes the action",
-            )
+        xlabel = (
+            f"share of the {self.n_people} {people} with a chosen plan whose plan "
+            "takes the action"
         )
+        ax.set_xlabel(_style.wrap(xlabel, ax=ax))
         return self._finish(ax, self.title)

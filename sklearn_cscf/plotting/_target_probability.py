@@ -285,22 +285,14 @@ class TargetProbabilityDisplay(Display):
                 "marker": _style.MARKERS[line.rank % len(_style.MARKERS)],
                 "markersize": 6,
                 "mfc": "white" if line.other else color,
-                "label": (
-                    f"{name} other order, cost {cost}"
-                    if line.other
-                    else f"{name} cost {cost}"
-                ),
+                "label": f"{name} {'other order, ' if line.other else ''}cost {cost}",
             }
             self.lines_ += ax.plot(x, y, **_style.merged(style, line_kw, "line"))
             start = 1 if p0 is not None else 0
+            look = _style.merged({"color": color}, text_kw, "text")
             for xi, yi, action in zip(x[start:], y[start:], line.actions):
                 points.append((xi, yi))
-                label = _labels.annotate(
-                    ax,
-                    keys.get(action, action),
-                    (xi, yi),
-                    **_style.merged({"color": color}, text_kw, "text"),
-                )
+                label = _labels.annotate(ax, keys.get(action, action), (xi, yi), **look)
                 label.line = self.lines_[-1]  # its leader need not avoid it
                 self.texts_.append(label)
         if p0 is not None:
