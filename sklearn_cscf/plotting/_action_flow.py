@@ -5,19 +5,16 @@ from numbers import Integral
 
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _SOLUTIONS = StrOptions({"all", "cheapest"})
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "solutions": [_SOLUTIONS],
     "max_length": [Interval(Integral, 1, None, closed="left"), None],
     "colors": [Mapping, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("block_kw", "band_kw", "text_kw", "legend_kw")}
 _WIDTH = 0.18  # of a block, in steps
 
 
@@ -107,7 +104,7 @@ class ActionFlowDisplay(Display):
         self.subtitle = subtitle
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "block_kw", "band_kw", "text_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,

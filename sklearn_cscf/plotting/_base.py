@@ -3,6 +3,7 @@ and the deprecated ``plot_*`` functions, one-line aliases of the displays."""
 
 import warnings
 
+from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.plotting import _style
 
 # the release that removes the plot_* functions
@@ -58,6 +59,15 @@ class Display:
         self.threshold_line_ = ax.axhline(
             y, **_style.merged(style, threshold_kw, "line")
         )
+
+
+def validated(params, *styles):
+    """``validate_params`` of a ``from_explanations``: its ``params``, its
+    ``*_kw`` dictionaries ``styles``, the axes and the frame (checked by
+    what reads it, in its own words)."""
+    params = {"explanations": "no_validation", "ax": "no_validation", **params}
+    styles = {name: [dict, None] for name in styles}
+    return validate_params({**params, **styles}, prefer_skip_nested_validation=True)
 
 
 def deprecated_alias(display, name):

@@ -5,9 +5,9 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 # short lines: the labels fit a short panel of a grid
 _GOWER_LABEL = (
@@ -23,14 +23,11 @@ _Y_LABELS = {
 # the front is 3-D (cost, distance, tweak counts) and the picture 2-D
 _NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
     "y": [StrOptions(set(_Y_LABELS))],
     "highlight": [pd.DataFrame, Integral, None],
     "subject": [str],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("scatter_kw", "text_kw", "legend_kw")}
 
 
 class ParetoFrontDisplay(Display):
@@ -113,7 +110,7 @@ class ParetoFrontDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "scatter_kw", "text_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,

@@ -6,13 +6,12 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _STATISTICS = {"mean": np.mean, "median": np.median}
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "measure": [StrOptions({"level", "change"})],
     "statistic": [StrOptions(set(_STATISTICS))],
     "solutions": [StrOptions({"all", "cheapest"})],
@@ -24,9 +23,7 @@ _PARAMS = {
     "colors": [Mapping, None],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
     "target_name": [str, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("errorbar_kw", "threshold_kw", "legend_kw")}
 
 
 class ProbabilityByStepDisplay(Display):
@@ -129,7 +126,7 @@ class ProbabilityByStepDisplay(Display):
         self.subtitle = subtitle
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "errorbar_kw", "threshold_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,

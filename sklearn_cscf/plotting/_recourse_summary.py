@@ -6,21 +6,18 @@ import numpy as np
 
 from sklearn_cscf._frames import format_cost, is_ok
 from sklearn_cscf._selection import choose_plan, summarize_recourse
-from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _PARAMS = {
-    "explanations": "no_validation",  # checked by choose_plan, in its own words
     "method": [StrOptions({"knee", "weighted", "cheapest"})],
     # checked by choose_plan, which takes them on
     "objectives": "no_validation",
     "weights": "no_validation",
     "max_steps": "no_validation",
     "colors": [Mapping, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("bar_kw", "legend_kw")}
 
 
 class RecourseSummaryDisplay(Display):
@@ -94,7 +91,7 @@ class RecourseSummaryDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "bar_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,

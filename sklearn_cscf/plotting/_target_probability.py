@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import format_cost, is_regression, target_range
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
     "initial_proba": [Real, pd.Series, Mapping, "array-like", None],
     "max_solutions": [Interval(Integral, 1, None, closed="left")],
@@ -22,10 +21,6 @@ _PARAMS = {
     "step_labels": [StrOptions({"auto", "names", "keys"})],
     "subject": [str],
     "target_name": [str, None],
-    "ax": "no_validation",
-}
-_KW = {
-    name: [dict, None] for name in ("line_kw", "text_kw", "threshold_kw", "legend_kw")
 }
 
 
@@ -125,7 +120,7 @@ class TargetProbabilityDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "line_kw", "text_kw", "threshold_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
