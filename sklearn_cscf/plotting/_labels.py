@@ -137,8 +137,7 @@ def _layout_class():
             pad = self.pad * pixels
             for label in self.labels:
                 label.xyann = (0.0, 0.0)
-                label.set_horizontalalignment("left")
-                label.set_verticalalignment("bottom")
+                label.set(horizontalalignment="left", verticalalignment="bottom")
                 label.update_positions(renderer)
                 extent = Text.get_window_extent(label, renderer)
                 width, height = extent.width + 2 * pad, extent.height + 2 * pad
@@ -184,8 +183,7 @@ def _layout_class():
                         break  # free: nothing nearer can be better
                 dx, dy, ha, va, radius, box = best
                 label.xyann = (dx, dy)
-                label.set_horizontalalignment(ha)
-                label.set_verticalalignment(va)
+                label.set(horizontalalignment=ha, verticalalignment=va)
                 if label.arrow_patch is not None:
                     label.arrow_patch.set_visible(radius > self.candidates[0][4] + 1)
                 placed = np.vstack([placed, box])

@@ -283,7 +283,7 @@ class TargetProbabilityDisplay(Display):
                 "label": f"{name} {'other order, ' if line.other else ''}cost {cost}",
             }
             self.lines_ += ax.plot(x, y, **_style.merged(style, line_kw, "line"))
-            start = 1 if p0 is not None else 0
+            start = 1 - first  # the labels name the steps, not the start
             look = _style.merged({"color": color}, text_kw, "text")
             for xi, yi, action in zip(x[start:], y[start:], line.actions):
                 points.append((xi, yi))
@@ -300,10 +300,8 @@ class TargetProbabilityDisplay(Display):
         avoid = self.lines_ + ([self.threshold_line_] if self.threshold_line_ else [])
         _labels.place_labels(ax, self.texts_, points=points, lines=avoid)
         longest = max(len(proba) for proba in self.lines["proba"])
-        ax.set_xticks(range(first, longest + 1))
-        ax.set_xticklabels(
-            ["now" if t == 0 else str(t) for t in range(first, longest + 1)]
-        )
+        ticks = range(first, longest + 1)
+        ax.set_xticks(ticks, ["now" if t == 0 else str(t) for t in ticks])
         xs = np.concatenate([line.get_xdata() for line in self.lines_])
         ax.set_xlim(
             min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3)
