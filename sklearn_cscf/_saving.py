@@ -46,11 +46,10 @@ def _type_name(label):
         return "str"
     if isinstance(label, pd.Timestamp):
         return "Timestamp"
-    if isinstance(label, int) or (hasattr(label, "dtype") and label.dtype.kind in "iu"):
+    kind = label.dtype.kind if hasattr(label, "dtype") else None  # NumPy scalars
+    if isinstance(label, int) or kind in ("i", "u"):
         return "int"
-    if isinstance(label, float) or (
-        hasattr(label, "dtype") and label.dtype.kind == "f"
-    ):
+    if isinstance(label, float) or kind == "f":
         return "float"
     return type(label).__name__
 
@@ -236,9 +235,7 @@ def _typed_labels(column, types, name):
             continue
         values.append(_read_label(_READERS[kind], text, kind, name, row))
     kinds = set(types.tolist()) - {"missing"}
-    small = all(
-        v is None or -(2**63) <= v < 2**63 for v in values if isinstance(v, int)
-    )
+    small = all(-(2**63) <= v < 2**63 for v in values if isinstance(v, int))
     if kinds == {"int"} and not small:  # beyond int64: Python's ints
         return pd.array(values, dtype=object)
     if kinds == {"int"} and name == "instance" and None not in values:

@@ -418,9 +418,7 @@ def _instances(explanations, columns=()):
     rows = pd.DataFrame(index=pd.RangeIndex(len(labels)))
     rows["needs"] = status[first] != STATUS_ALREADY_TARGET
     ok = status == STATUS_OK
-    solved = np.zeros(len(labels), dtype=bool)
-    solved[codes[ok]] = True
-    rows["solved"] = solved
+    rows["solved"] = np.isin(np.arange(len(labels)), codes[ok])
     if "solution" not in columns:
         return rows
     steps = frame.loc[ok].assign(_code=codes[ok])
