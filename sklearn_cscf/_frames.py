@@ -348,31 +348,29 @@ def sequences(ok):
     """One row per sequence of the (checked) ``ok`` rows: ``instance``,
     ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
     and ``cost``; by instance (in the frame's order), then cost."""
-    ordered = ok.sort_values("step", kind="stable")
+    grouped = ok.sort_values("step", kind="stable").groupby(
+        ["instance", "solution"], sort=False
+    )
     table = (
-        ordered.groupby(["instance", "solution"], sort=False)["action"]
+        grouped["action"]
         .agg(lambda names: tuple(str(name) for name in names))
         .rename("actions")
         .reset_index()
     )
     table["length"] = table["actions"].map(len)
-    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
-    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+    firsts = grouped.first()  # in the order of table's rows
     if "sequence_cost" in ok.columns:
-        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
+        table["cost"] = firsts["sequence_cost"].to_numpy(dtype=float)
     else:  # solutions are numbered by ascending cost
         table["cost"] = table["solution"].to_numpy(dtype=float)
+    numbered = "plan" in ok.columns and not ok["plan"].isna().any()
+    if numbered:
+        table["plan"] = firsts["plan"].to_numpy(dtype=int)
     rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
     table["_rank"] = table["instance"].map(rank)
     table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
     table = table.drop(columns="_rank").reset_index(drop=True)
-    if "plan" in ok.columns and not ok["plan"].isna().any():
-        table["plan"] = (
-            firsts["plan"]
-            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
-            .to_numpy(dtype=int)
-        )
-    else:  # the frame's rule: the same set of actions, numbered by cost
+    if not numbered:  # the frame's rule: the same set of actions, numbered by cost
         table["plan"] = [
             plan
             for _, group in table.groupby("instance", sort=False)
