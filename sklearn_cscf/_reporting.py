@@ -285,7 +285,7 @@ def _describe_instance(
 
     plans = _plans(label, ok)
     n_solutions = sum(len(orders) for orders in plans.values())
-    shown = list(plans.items())[: len(plans) if max_plans is None else max_plans]
+    shown = list(plans.items())[:max_plans]  # all of them for None
     counts = f"{n_solutions} Pareto-optimal sequence(s) in {len(plans)} plan(s)"
     if max_plans != 0:
         counts += ":" if len(shown) == len(plans) else f"; the cheapest {len(shown)}:"
@@ -391,10 +391,8 @@ def _number_pair(old, new):
     scale = max(abs(old), abs(new))
     if not np.isfinite(scale):
         return _value(old), _value(new)
-    if scale >= 1:
-        decimals = 2
-    else:  # two significant digits of the larger
-        decimals = 1 - int(np.floor(np.log10(scale))) if scale > 0 else 2
+    # below 1, two significant digits of the larger
+    decimals = 1 - int(np.floor(np.log10(scale))) if 0 < scale < 1 else 2
     while True:
         pair = _fixed(old, decimals), _fixed(new, decimals)
         if old == new or pair[0] != pair[1] or decimals >= 12:

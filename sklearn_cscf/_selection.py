@@ -489,8 +489,7 @@ def _check_options(method, objectives, weights, max_steps):
     ):
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}.")
     if method == "knee":
-        if objectives is None:
-            objectives = _KNEE_OBJECTIVES
+        objectives = _KNEE_OBJECTIVES if objectives is None else objectives
         if isinstance(objectives, str) or not hasattr(objectives, "__iter__"):
             raise TypeError(
                 "objectives must be a list of objective names, e.g. "

@@ -100,9 +100,6 @@ def check_proba(rows, where):
         )
 
 
-# ---------------------------------------------------------------------- #
-# Sequences
-# ---------------------------------------------------------------------- #
 def scope(table, solutions, max_length=None):
     """What a plot across instances counts, in words."""
     instances = plural(table["instance"].nunique(), "instance")

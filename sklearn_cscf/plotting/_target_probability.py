@@ -190,11 +190,9 @@ class TargetProbabilityDisplay(Display):
             explanations, instance, {"target_proba", "sequence_cost"}
         )
         regression = is_regression(steps)
-        p0 = None
-        if initial_proba is not None:
-            p0 = _data.initial_lookup(
-                initial_proba, explanations, [instance], bounded=not regression
-            )[instance]
+        p0 = _data.initial_lookup(  # None without initial_proba
+            initial_proba, explanations, [instance], bounded=not regression
+        ).get(instance)
         sequences = _data.sequences(steps)
         column = "prediction" if regression else "target_proba"
         lines = _data.plan_lines(steps, sequences, max_solutions, all_orders, column)
