@@ -50,7 +50,8 @@ _HINTS = {
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
-_WIDTH = 100  # the profile is wrapped to this many characters
+# how a header (the profile) or a status too long for a line wraps
+_WRAP = {"width": 100, "subsequent_indent": "    ", "break_on_hyphens": False}
 
 
 @validate_params(
@@ -253,12 +254,7 @@ def _describe_instance(
     if profile is None:
         lines = [f"{noun} {label}"]
     else:
-        lines = textwrap.wrap(
-            f"{noun} {label}: {profile}",
-            width=_WIDTH,
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        lines = textwrap.wrap(f"{noun} {label}: {profile}", **_WRAP)
     ok = rows[rows["status"] == STATUS_OK]
     # a regressor's frame has its prediction after each step, no probability
     regressor = "prediction" in rows and bool(rows["prediction"].notna().any())
@@ -274,13 +270,7 @@ def _describe_instance(
         if "message" in rows and not pd.isna(rows["message"].iloc[0]):
             detail = str(rows["message"].iloc[0])
         head.append(f"status: {status}" + (f" ({detail})" if detail else ""))
-        lines += textwrap.wrap(
-            "; ".join(head),
-            width=_WIDTH,
-            initial_indent="  ",
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        lines += textwrap.wrap("; ".join(head), initial_indent="  ", **_WRAP)
         return "\n".join(lines)
 
     plans = _plans(label, ok)
