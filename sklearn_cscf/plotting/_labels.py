@@ -74,8 +74,6 @@ def _crossings(anchor, box, pieces, near):
     """How many line samples ``pieces`` lie on the leader from ``anchor`` to
     the nearest point of ``box`` (within ``near`` pixels of it), leaving out
     those at the anchor itself."""
-    if len(pieces) == 0:
-        return 0
     end = np.clip(anchor, box[:2], box[2:])
     span = end - anchor
     length2 = float(span @ span)

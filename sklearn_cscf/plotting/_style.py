@@ -156,12 +156,11 @@ def action_colors(actions):
     from matplotlib.colors import to_hex
 
     names = list(dict.fromkeys(str(getattr(a, "name", a)) for a in actions))
-    if len(names) <= 10:
-        palette = [colormaps["tab10"](i) for i in range(len(names))]
-    elif len(names) <= 20:
-        palette = [colormaps["tab20"](i) for i in range(len(names))]
+    n = len(names)
+    if n <= 20:
+        palette = [colormaps["tab10" if n <= 10 else "tab20"](i) for i in range(n)]
     else:
-        palette = [colormaps["hsv"](i / len(names)) for i in range(len(names))]
+        palette = [colormaps["hsv"](i / n) for i in range(n)]
     return {name: to_hex(color) for name, color in zip(names, palette)}
 
 
