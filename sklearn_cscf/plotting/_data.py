@@ -175,23 +175,6 @@ def bootstrap(values, statistic, n_boot, confidence, rng):
     return value, min(low, value), max(high, value)
 
 
-def shown_lines(sequences, max_solutions, all_orders):
-    """``(rank of the plan, sequence row, is another order)`` per line: the
-    cheapest ``max_solutions`` lines, grouped by plan."""
-    lines, ranks = [], {}
-    for _, seq in sequences.iterrows():
-        plan = int(seq["plan"])
-        other = plan in ranks
-        if other and not all_orders:
-            continue
-        ranks.setdefault(plan, len(ranks))
-        lines.append((ranks[plan], seq, other))
-        if len(lines) == max_solutions:
-            break
-    # the orders of a plan next to each other (stable: cheapest first)
-    return sorted(lines, key=lambda line: line[0])
-
-
 def highlighted(highlight, instance, steps):
     """The ``solution`` number that ``highlight`` marks for ``instance``."""
     if isinstance(highlight, pd.DataFrame):
@@ -271,32 +254,32 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
 
 
 def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba"):
-    """One row per line of the step chart: ``plan``, ``rank`` (of the plan
-    among the shown), ``other`` (another order of the plan), ``cost``,
-    ``actions`` and ``proba`` (tuples, one entry per step: the ``column``
-    after the step, the probability or a regressor's prediction)."""
-    lines = shown_lines(sequences, max_solutions, all_orders)
-    if column == "target_proba":
-        check_proba(
-            pd.concat(
-                [steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]
-            ),
-            f"instance {steps['instance'].iloc[0]!r}",
-        )
+    """One row per line of the step chart, the cheapest ``max_solutions``
+    lines, grouped by plan: ``plan``, ``rank`` (of the plan among the
+    shown), ``other`` (another order of the plan), ``cost``, ``actions`` and
+    ``proba`` (tuples, one entry per step: the ``column`` after the step, the
+    probability or a regressor's prediction)."""
     by_step = steps.set_index(["solution", "step"]).sort_index()
-    out = []
-    for rank, seq, other in lines:
+    lines, ranks = [], {}
+    for _, seq in sequences.iterrows():
+        plan = int(seq["plan"])
+        other = plan in ranks
+        if other and not all_orders:
+            continue
+        ranks.setdefault(plan, len(ranks))
         rows = by_step.loc[seq["solution"]]
-        out.append(
-            (
-                int(seq["plan"]),
-                rank,
-                bool(other),
-                float(seq["cost"]),
-                tuple(str(a) for a in rows["action"]),
-                tuple(rows[column].to_numpy(dtype=float).tolist()),
-            )
-        )
+        lines.append((plan, ranks[plan], other, float(seq["cost"]), rows))
+        if len(lines) == max_solutions:
+            break
+    if column == "target_proba":
+        where = f"instance {steps['instance'].iloc[0]!r}"
+        check_proba(pd.concat([line[-1] for line in lines]), where)
+    out = []
+    # the orders of a plan next to each other (stable: cheapest first)
+    for plan, rank, other, cost, rows in sorted(lines, key=lambda line: line[1]):
+        actions = tuple(str(a) for a in rows["action"])
+        proba = tuple(rows[column].to_numpy(dtype=float).tolist())
+        out.append((plan, rank, other, cost, actions, proba))
     columns = ["plan", "rank", "other", "cost", "actions", "proba"]
     return pd.DataFrame(out, columns=columns)
 
