@@ -194,13 +194,8 @@ def describe(
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
-    probas = initial_values(
-        initial_proba,
-        labels,
-        order=pd.unique(frame["instance"]).tolist(),
-        X=X,
-        complete=False,
-    )
+    order = pd.unique(frame["instance"]).tolist()
+    probas = initial_values(initial_proba, labels, order=order, X=X, complete=False)
     path = None if states is None else _state_lookup(states, labels)
     blocks = []
     for label, positions in chosen:

@@ -367,14 +367,9 @@ def combined_score(
         )
     rows = _instances(explanations, ("solution", "sequence_cost"))
     seconds = seconds_per_row(explanations, details) if time_weight else 0.0
+    valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return _combined(
-        _validity(rows),
-        _solved_mean(rows, "cost", np.inf),
-        seconds,
-        cost_weight,
-        cost_scale,
-        time_weight,
-        time_scale,
+        valid, cost, seconds, cost_weight, cost_scale, time_weight, time_scale
     )
 
 

@@ -158,11 +158,8 @@ class ActionFlowDisplay(Display):
                 raise ValueError(
                     f"no sequence has at most max_length={max_length} steps."
                 )
-        display = cls(
-            list(table["actions"]),
-            colors=palette,
-            subtitle=_data.scope(table, solutions, max_length),
-        )
+        subtitle = _data.scope(table, solutions, max_length)
+        display = cls(list(table["actions"]), colors=palette, subtitle=subtitle)
         return display.plot(
             ax=ax,
             block_kw=block_kw,

@@ -168,12 +168,8 @@ class RecourseSummaryDisplay(Display):
             counts = without["status"].astype(str).value_counts()
             counts = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
             subtitle += "; without one: " + ", ".join(f"{n} {k}" for k, n in counts)
-        display = cls(
-            summary,
-            colors=palette,
-            n_people=n_people,
-            title=f"Actions in {how}\n{subtitle}",
-        )
+        title = f"Actions in {how}\n{subtitle}"
+        display = cls(summary, colors=palette, n_people=n_people, title=title)
         return display.plot(ax=ax, bar_kw=bar_kw, legend_kw=legend_kw)
 
     def plot(self, ax=None, *, bar_kw=None, legend_kw=None):
