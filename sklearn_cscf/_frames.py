@@ -3,6 +3,7 @@ objects become the tidy frames, and how every reader (the text, the choice of
 a plan, the metrics, the plots) checks the frame and reads its sequences,
 instances, plans and the values of ``initial_proba``."""
 
+import itertools
 import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, fields
@@ -458,11 +459,8 @@ def mean_jaccard_distance(action_sets):
     sets = list(action_sets)
     if len(sets) < 2:
         return 0.0
-    return float(
-        np.mean(
-            [jaccard_distance(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
-        )
-    )
+    pairs = itertools.combinations(sets, 2)
+    return float(np.mean([jaccard_distance(a, b) for a, b in pairs]))
 
 
 def initial_values(

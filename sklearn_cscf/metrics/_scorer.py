@@ -14,6 +14,8 @@ SCORES = (
     "neg_seconds_per_row",
     "combined",
 )
+# the options of "combined"
+_WEIGHTS = ("cost_weight", "cost_scale", "time_weight", "time_scale")
 
 
 class ExplanationScorer:
@@ -172,14 +174,8 @@ class ExplanationScorer:
             The score named by ``scores``, or a dict of score name to value
             when ``scores`` is ``None`` or a list.
         """
-        values = all_scores(
-            explanations,
-            details,
-            cost_weight=self.cost_weight,
-            cost_scale=self.cost_scale,
-            time_weight=self.time_weight,
-            time_scale=self.time_scale,
-        )
+        weights = {name: getattr(self, name) for name in _WEIGHTS}
+        values = all_scores(explanations, details, **weights)
         if isinstance(self.scores, str):
             return values[self.scores]
         names = SCORES if self.scores is None else self.scores

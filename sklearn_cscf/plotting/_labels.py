@@ -149,13 +149,9 @@ def _layout_class():
                 for dx, dy, ha, va, radius in self.candidates:
                     box = _box(x + dx * pixels, y + dy * pixels, width, height, ha, va)
                     # shift the padded box so that the text keeps its anchor
-                    box += np.array(
-                        [
-                            {"left": -pad, "center": 0, "right": pad}[ha],
-                            {"bottom": -pad, "center": 0, "top": pad}[va],
-                        ]
-                        * 2
-                    )
+                    dx_pad = {"left": -pad, "center": 0, "right": pad}[ha]
+                    dy_pad = {"bottom": -pad, "center": 0, "top": pad}[va]
+                    box += np.array([dx_pad, dy_pad, dx_pad, dy_pad])
                     clash = _overlap(box, placed).sum()
                     outside = 0.0
                     if not (
