@@ -173,9 +173,6 @@ def build_frame(
                 }
             )
             continue
-        costs = result.sequence_cost
-        efforts = result.sequence_effort
-        gower = result.objectives["gower_distance"]
         plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
@@ -203,9 +200,9 @@ def build_frame(
                         "cost": result.step_cost[s, t],
                         reported: result.step_score[s, t],
                         **{name: result.objectives[name][s] for name in objectives},
-                        "sequence_cost": costs[s],
-                        "sequence_effort": efforts[s],
-                        "gower_distance": gower[s],
+                        "sequence_cost": result.sequence_cost[s],
+                        "sequence_effort": result.sequence_effort[s],
+                        "gower_distance": result.objectives["gower_distance"][s],
                         "length": length,
                         "target_class": target_label,
                         "reached_class": reached,

@@ -243,8 +243,7 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
     and ``high`` (its bootstrap interval); ``taken`` counts the action's
     steps in all."""
     out = []
-    for name in sorted(rows["action"].astype(str).unique()):
-        taken = rows[rows["action"].astype(str) == name]
+    for name, taken in rows.groupby(rows["action"].astype(str), sort=True):
         for step, group in taken.groupby("step", sort=True):
             values = group["value"].to_numpy(dtype=float)
             value, low, high = bootstrap(values, statistic, n_boot, confidence, rng)
