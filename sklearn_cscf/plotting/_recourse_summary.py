@@ -160,9 +160,8 @@ class RecourseSummaryDisplay(Display):
             else "each person's plan chosen by "
             + _data.choice_text(method, objectives, weights, max_steps)
         )
-        subtitle = (
-            f"{n_people} of {chosen['instance'].nunique()} people have a chosen plan"
-        )
+        people = chosen["instance"].nunique()
+        subtitle = f"{n_people} of {people} people have a chosen plan"
         without = chosen.loc[~is_ok(chosen)].drop_duplicates("instance")
         if len(without):
             counts = without["status"].astype(str).value_counts()
