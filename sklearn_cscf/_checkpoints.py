@@ -191,7 +191,7 @@ class Checkpoint:
         self.answers, self.varies = answers, varies
         self.fingerprint = fingerprint
         self.n_rows = int(n_rows)
-        self._entropy = entropy
+        self.entropy, self.pieces, self.next = int(entropy), {}, 0  # a new run's
         self.stopped = False
         self._lock = None
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
@@ -225,8 +225,6 @@ class Checkpoint:
             self.entropy = stored["entropy"]
             self.pieces = stored["pieces"]
             self.next = stored["next"]
-        else:
-            self.entropy, self.pieces, self.next = int(self._entropy), {}, 0
         unlisted = sorted(
             p.name
             for p in self.path.iterdir()

@@ -436,9 +436,8 @@ def _instances(explanations, columns=()):
             .drop_duplicates("_code")
             .set_index("_code")
         )
-        rows["cost"] = cheapest["cost"].astype(float)
-        if "length" in columns:
-            rows["length"] = cheapest["length"].astype(float)
+        for name in sequences.columns:  # the cost, and the length
+            rows[name] = cheapest[name].astype(float)
     if "action" in columns:
         # a plan is a set of actions: re-orderings of it are one plan
         plans = by_sequence["action"].agg(frozenset)
