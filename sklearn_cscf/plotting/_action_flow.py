@@ -254,8 +254,7 @@ class ActionFlowDisplay(Display):
         ax.set_ylim(-gap, top + gap)
         ax.set_xticks(range(1, last + 1))
         ax.set_yticks([])
-        # the blocks carry their counts: the labels stay short, so that they
-        # fit a narrow panel
+        # the blocks carry their counts: a short label fits a narrow panel
         ax.set_xlabel("step position")
         title = "Actions by step position"
         if self.subtitle:

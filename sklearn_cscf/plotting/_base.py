@@ -15,9 +15,7 @@ class Display:
     display draws, ``plot`` draws it; this class owns what every ``plot``
     does first and last."""
 
-    # the size of a new figure when no axes are given
-    figsize = (8, 4.5)
-    # the spines a display hides
+    figsize = (8, 4.5)  # of a new figure, when no axes are given
     hidden_spines = ("top", "right")
     # whether a centred title may reach over the left of the axes (their
     # tick labels), where it has room
