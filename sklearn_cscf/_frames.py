@@ -12,12 +12,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._input_frames import frame_library
-from sklearn_cscf._result import (
-    Diagnostics,
-    jaccard_distance,
-    number_plans,
-    plan_ids,
-)
+from sklearn_cscf._result import Diagnostics, jaccard_distance, number_plans, plan_ids
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
@@ -35,13 +30,7 @@ _RETURNED_WITH = {"return_states": "states", "return_details": "details"}
 
 
 def check_frame(
-    frame,
-    columns,
-    *,
-    name="explanations",
-    returned_by=EXPLAIN,
-    unpack=None,
-    then=None,
+    frame, columns, *, name="explanations", returned_by=EXPLAIN, unpack=None, then=None
 ):
     """``frame`` when it is a DataFrame holding ``columns``.
 

@@ -472,10 +472,7 @@ def _profiles(X, labels):
 def _state_lookup(states, labels):
     """``path(label, solution, step) -> Series`` of the features of a state."""
     check_frame(
-        states,
-        STATE_KEYS,
-        name="states",
-        returned_by="explain(X, return_states=True)",
+        states, STATE_KEYS, name="states", returned_by="explain(X, return_states=True)"
     )
     features, table = state_table(states, labels)
 

@@ -452,9 +452,7 @@ def _summary(chosen):
     summary["share_first"] = summary["n_first"] / n_people
     summary = summary.rename_axis("action").reset_index()
     summary = summary.sort_values(
-        ["n_people", "n_first", "action"],
-        ascending=[False, False, True],
-        kind="stable",
+        ["n_people", "n_first", "action"], ascending=[False, False, True], kind="stable"
     )
     return summary[list(_SUMMARY_COLUMNS)].reset_index(drop=True)
 

@@ -32,10 +32,7 @@ _SOLVED_MEAN_PARAMS = {
 # ---------------------------------------------------------------------- #
 # Metrics on the frames
 # ---------------------------------------------------------------------- #
-@validate_params(
-    {"explanations": "no_validation"},
-    prefer_skip_nested_validation=True,
-)
+@validate_params({"explanations": "no_validation"}, prefer_skip_nested_validation=True)
 def validity(explanations):
     """Share of the rows needing recourse for which a sequence was found.
 
