@@ -354,17 +354,10 @@ def _step_cells(step):
     old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
     if not (pd.isna(old) or pd.isna(new)):
         old, new = _number_pair(float(old), float(new))
-    else:
-        old, new = (_shown(step, w) for w in ("old", "new"))
+    else:  # the number where there is one, else the text
+        old = _value(step.old_value if pd.isna(old) else float(old))
+        new = _value(step.new_value if pd.isna(new) else float(new))
     return (str(step.action), str(step.feature), old, new, priced)
-
-
-def _shown(step, which):
-    """A step's old or new value: the number when there is one, else the text."""
-    number = getattr(step, f"{which}_number", np.nan)
-    if not pd.isna(number):
-        return _value(float(number))
-    return _value(getattr(step, f"{which}_value"))
 
 
 def _number_pair(old, new):

@@ -111,9 +111,8 @@ def _layout_class():
             self.labels = list(labels)
             self.points = np.asarray(points, dtype=float).reshape(-1, 2)
             # half the width of the marker at each point, in points
-            self.sizes = np.full(len(self.points), 3.0)
-            if sizes is not None:
-                self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
+            sizes = np.full(len(self.points), 3.0) if sizes is None else sizes
+            self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
             self.lines = list(lines)
             self.candidates = candidates or _candidates()
             self.pad = pad  # points around each label kept free
