@@ -357,7 +357,7 @@ def _pick(candidates, method, columns, weights, has_gower):
             w = np.array([weights[name] for name in names], dtype=float)
         signs = np.array([-1.0 if name in _MAXIMISED else 1.0 for name in names])
         values = candidates[names].to_numpy(dtype=float) * signs
-        eligible = _non_dominated(values)
+        eligible = non_dominated(values)
         front = values[eligible]
         low, high = front.min(axis=0), front.max(axis=0)
         span = np.where(high > low, high - low, 1.0)
@@ -377,8 +377,9 @@ def _pick(candidates, method, columns, weights, has_gower):
     return int(np.lexsort(keys)[0])
 
 
-def _non_dominated(values):
-    """Which rows no other row dominates (all objectives minimised)."""
+def non_dominated(values):
+    """Which rows no other row dominates (all objectives minimised); the
+    Pareto front's plot uses it too."""
     no_worse = (values[:, None, :] <= values[None, :, :]).all(axis=2)
     better = (values[:, None, :] < values[None, :, :]).any(axis=2)
     dominates = no_worse & better  # [j, i]: row j dominates row i

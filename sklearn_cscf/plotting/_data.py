@@ -316,14 +316,6 @@ def pareto_points(steps, y):
     return table[columns].astype({"plan": int, "length": int})
 
 
-def looks_dominated(points):
-    """Which points another beats on both drawn axes (cost and distance)."""
-    values = points[["cost", "y"]].to_numpy(dtype=float)
-    no_worse = (values[:, None, :] >= values[None, :, :]).all(axis=2)
-    better = (values[:, None, :] > values[None, :, :]).any(axis=2)
-    return (no_worse & better).any(axis=1)
-
-
 def plural(n, noun):
     """``1 plan``, ``2 plans``."""
     return f"{n} {noun}{'s' if n != 1 else ''}"

@@ -5,6 +5,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._selection import non_dominated
 from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display, validated
@@ -220,7 +221,8 @@ class ParetoFrontDisplay(Display):
                     marker="o", mfc="white", mec="0.3", label="another order of a plan"
                 )
             )
-        if self.y == "gower_distance" and _data.looks_dominated(points).any():
+        # a point another beats on both drawn axes (cost and distance)
+        if self.y == "gower_distance" and not non_dominated(values).all():
             handles.append(_style.handle(label=_NOT_DRAWN))
         sizes = np.full(len(values), 3.0)
         if self.chosen is not None:
