@@ -197,26 +197,20 @@ def describe(
     order = pd.unique(frame["instance"]).tolist()
     probas = initial_values(initial_proba, labels, order=order, X=X, complete=False)
     path = None if states is None else _state_lookup(states, labels)
-    blocks = []
-    for label, positions in chosen:
-        rows = frame.iloc[positions]
-        name = target_name
-        if name is None:
-            name = str(rows["target_class"].iloc[0]) if "target_class" in rows else ""
-        blocks.append(
-            _describe_instance(
-                label,
-                rows,
-                profile=profiles.get(label),
-                proba=probas.get(label),
-                target_name=name or "target",
-                max_plans=max_plans,
-                noun=noun,
-                path=path,
-                states=states,
-            )
+    return "\n\n".join(
+        _describe_instance(
+            label,
+            frame.iloc[positions],
+            profile=profiles.get(label),
+            proba=probas.get(label),
+            target_name=target_name,
+            max_plans=max_plans,
+            noun=noun,
+            path=path,
+            states=states,
         )
-    return "\n\n".join(blocks)
+        for label, positions in chosen
+    )
 
 
 def show(explanations, states=None, **options):
@@ -246,6 +240,9 @@ def show(explanations, states=None, **options):
 def _describe_instance(
     label, rows, *, profile, proba, target_name, max_plans, noun, path, states
 ):
+    if target_name is None and "target_class" in rows:  # the frame's
+        target_name = str(rows["target_class"].iloc[0])
+    target_name = target_name or "target"
     if profile is None:
         lines = [f"{noun} {label}"]
     else:
