@@ -24,7 +24,6 @@ _OBJECTIVES = (
     "target_proba",
 )
 _MAXIMISED = ("target_proba",)
-_METHODS = ("knee", "weighted", "cheapest")
 _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
@@ -32,7 +31,7 @@ _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
 _TIE_TOLERANCE = 1e-9
 _PARAMS = {
     "explanations": "no_validation",  # check_frame names what gives it
-    "method": [StrOptions(set(_METHODS))],
+    "method": [StrOptions({"knee", "weighted", "cheapest"})],
     # objectives, weights and max_steps depend on the method: checked below
     "objectives": "no_validation",
     "weights": "no_validation",

@@ -18,7 +18,6 @@ __all__ = [
     "validity",
 ]
 
-_DIVERSITY_MEASURES = ("plans", "jaccard")
 # the weights and scales of combined_score and ExplanationScorer
 WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
 SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
@@ -161,7 +160,7 @@ def mean_sequence_length(explanations, *, nothing_solved=np.inf):
 @validate_params(
     {
         "explanations": "no_validation",
-        "measure": [StrOptions(set(_DIVERSITY_MEASURES))],
+        "measure": [StrOptions({"plans", "jaccard"})],
     },
     prefer_skip_nested_validation=True,
 )

@@ -9,9 +9,8 @@ from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display, validated
 
-_SOLUTIONS = StrOptions({"all", "cheapest"})
 _PARAMS = {
-    "solutions": [_SOLUTIONS],
+    "solutions": [StrOptions({"all", "cheapest"})],
     "max_length": [Interval(Integral, 1, None, closed="left"), None],
     "colors": [Mapping, None],
 }
