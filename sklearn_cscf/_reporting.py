@@ -404,9 +404,6 @@ def _consequences(path, label, step):
     ]
 
 
-# ---------------------------------------------------------------------- #
-# Formatting
-# ---------------------------------------------------------------------- #
 def _value(value):
     """A raw value for people: thousands separated, whole numbers whole."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):

@@ -260,8 +260,7 @@ class ProbabilityByStepDisplay(Display):
         self.errorbars_, self.singles_, self.threshold_line_ = {}, [], None
         for k, name in enumerate(names):
             rows = stats[stats["action"] == name]
-            x = rows["step"].to_numpy(dtype=float)
-            x += (k - (len(names) - 1) / 2) * dodge
+            x = rows["step"].to_numpy(dtype=float) + (k - (len(names) - 1) / 2) * dodge
             centre, low, high = rows[["value", "low", "high"]].to_numpy(dtype=float).T
             taken = int(rows["taken"].iloc[0])
             marker = _style.MARKERS[k % len(_style.MARKERS)]
