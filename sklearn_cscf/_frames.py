@@ -234,8 +234,7 @@ def build_states(results, index, schema):
             length = int(result.lengths[s])
             blocks.append(result.states[s, : length + 1])
             keys.extend((label, s, t) for t in range(length + 1))
-    d = schema.n_features
-    states = np.vstack(blocks) if blocks else np.empty((0, d))
+    states = np.vstack(blocks) if blocks else np.empty((0, schema.n_features))
     frame = schema.to_frame(states)
     head = pd.DataFrame(keys, columns=list(STATE_KEYS))
     head["instance"] = pd.array(head["instance"].tolist(), dtype=index.dtype)

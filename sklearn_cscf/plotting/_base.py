@@ -43,9 +43,8 @@ class Display:
     def _legend(self, ax, title, legend_kw, handles, texts=None):
         """``legend_``, outside the axes on the right, titled ``title``."""
         style = {"fontsize": "small", "title": title, **_style.LEGEND}
-        self.legend_ = ax.legend(
-            handles=handles, labels=texts, **_style.merged(style, legend_kw)
-        )
+        style = _style.merged(style, legend_kw)
+        self.legend_ = ax.legend(handles=handles, labels=texts, **style)
 
     def _threshold_line(self, ax, threshold_kw, y=None, **style):
         """``threshold_line_``: a thin grey line across the axes at ``y``,
@@ -54,9 +53,8 @@ class Display:
             y = self.threshold
             style = {"ls": "--", "label": f"decision threshold {y:g}"}
         style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5, **style}
-        self.threshold_line_ = ax.axhline(
-            y, **_style.merged(style, threshold_kw, "line")
-        )
+        style = _style.merged(style, threshold_kw, "line")
+        self.threshold_line_ = ax.axhline(y, **style)
 
 
 def validated(params, *styles):

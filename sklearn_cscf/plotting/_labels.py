@@ -223,5 +223,4 @@ def place_labels(ax, labels, *, points=(), sizes=None, lines=(), center=False):
     layout = _layout_class()(
         labels, points=points, lines=lines, candidates=candidates, sizes=sizes
     )
-    ax.add_artist(layout)
-    return layout
+    return ax.add_artist(layout)
