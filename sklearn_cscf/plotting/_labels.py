@@ -28,10 +28,9 @@ _RADII = (5.0, 12.0, 20.0, 30.0, 42.0, 56.0, 72.0, 90.0)  # points
 def _candidates(radii=_RADII, center=False):
     """``(dx, dy, ha, va, radius)`` label positions, in points, nearest first."""
     out = [(0.0, 0.0, "center", "center", 0.0)] if center else []
-    for radius in radii:
-        out += [
-            (ux * radius, uy * radius, ha, va, radius) for ux, uy, ha, va in _DIRECTIONS
-        ]
+    out += [
+        (ux * r, uy * r, ha, va, r) for r in radii for ux, uy, ha, va in _DIRECTIONS
+    ]
     return out
 
 
