@@ -94,9 +94,8 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
     digest.update(np.ascontiguousarray(encoded, dtype=float).tobytes())
     digest.update(np.ascontiguousarray(targets, dtype=np.int64).tobytes())
     digest.update(pickle.dumps([(type(v).__name__, v) for v in labels]))
-    digest.update(
-        repr(random_state if isinstance(random_state, int) else None).encode()
-    )
+    seed = random_state if isinstance(random_state, int) else None
+    digest.update(repr(seed).encode())
     digest.update(repr(form).encode())
     return digest.hexdigest()
 

@@ -376,8 +376,7 @@ def all_scores(explanations, details, **weights):
     and ``time_scale``."""
     rows = _instances(explanations, ("solution", "sequence_cost", "length", "action"))
     seconds = seconds_per_row(explanations, details)
-    valid = _validity(rows)
-    cost = _solved_mean(rows, "cost", np.inf)
+    valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return {
         "validity": valid,
         "neg_mean_sequence_cost": -cost,
