@@ -1,9 +1,8 @@
 """Fig. 5 of the paper: which actions the sequences take at each step position."""
 
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Integral
-
-import pandas as pd
 
 from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
@@ -195,13 +194,12 @@ class ActionFlowDisplay(Display):
         ax = self._axes(ax)
         palette, end = self.colors, _data.END
         nodes, bands = _data.flows(self.sequences)
-        totals = pd.Series(
-            [n for (_, name), n in nodes.items() if name != end],
-            index=[name for (_, name) in nodes if name != end],
-        )
-        totals = totals.groupby(level=0).sum()
+        totals = Counter()
+        for (_, name), n in nodes.items():
+            totals[name] += n
         # the most frequent actions on top, in every column; "end" at the bottom
-        order = sorted(totals.index, key=lambda name: (-totals[name], name)) + [end]
+        order = sorted(totals.keys() - {end}, key=lambda name: (-totals[name], name))
+        order.append(end)
         rank = {name: i for i, name in enumerate(order)}
         n_sequences = len(self.sequences)
         last = max(t for t, _ in nodes)
@@ -246,7 +244,7 @@ class ActionFlowDisplay(Display):
         _labels.place_labels(ax, self.texts_, center=True)
 
         handles = [Patch(fc=palette[name], label=name) for name in order[:-1]]
-        if any(name == end for _, name in nodes):
+        if end in totals:
             handles.append(Patch(fc=_style.END_COLOR, label="end (no further step)"))
         self._legend(ax, "action", legend_kw, handles)
         ax.set_xlim(1 - 0.6, last + 0.6)
