@@ -16,13 +16,14 @@ _PARAMS = {
 _WIDTH = 0.18  # of a block, in steps
 
 
-def _band_path(x0, x1, top0, bottom0, top1, bottom1):
+def _band_path(t, top0, top1, n):  # n sequences wide, from step t to t + 1
     from matplotlib.path import Path
 
+    x0, x1 = t + _WIDTH / 2, t + 1 - _WIDTH / 2
     middle = (x0 + x1) / 2
     # along the upper edge, down, back along the lower edge, and up
     upper = [(x0, top0), (middle, top0), (middle, top1), (x1, top1)]
-    lower = [(x1, bottom1), (middle, bottom1), (middle, bottom0), (x0, bottom0)]
+    lower = [(x1, top1 - n), (middle, top1 - n), (middle, top0 - n), (x0, top0 - n)]
     vertices = upper + lower + [(x0, top0)]
     codes = [Path.MOVETO] + [Path.CURVE4] * 3 + [Path.LINETO] + [Path.CURVE4] * 3
     return Path(vertices, codes + [Path.CLOSEPOLY])
@@ -234,9 +235,7 @@ class ActionFlowDisplay(Display):
         ):
             top0, top1 = out_edge[t, source], in_edge[t + 1, target]
             out_edge[t, source], in_edge[t + 1, target] = top0 - n, top1 - n
-            path = _band_path(
-                t + _WIDTH / 2, t + 1 - _WIDTH / 2, top0, top0 - n, top1, top1 - n
-            )
+            path = _band_path(t, top0, top1, n)
             style = {"fc": palette[source], "ec": "none", "alpha": 0.35, "zorder": 0.5}
             band = PathPatch(path, **_style.merged(style, band_kw, "patch"))
             band.set_gid("band")

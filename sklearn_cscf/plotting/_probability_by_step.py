@@ -311,5 +311,4 @@ class ProbabilityByStepDisplay(Display):
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
         if self.subtitle:
             subtitle = f"{self.subtitle}; {subtitle}"
-        title = f"Target probability by step, per action\n{subtitle}"
-        return self._finish(ax, title)
+        return self._finish(ax, f"Target probability by step, per action\n{subtitle}")
