@@ -152,9 +152,8 @@ def step_values(frame, ok, table, measure, initial_proba):
                 "instance itself, for the change made by step 1: e.g. pd.Series("
                 "model.predict_proba(X)[:, 1], index=X.index)."
             )
-        lookup = initial_lookup(
-            initial_proba, frame, rows["instance"].unique().tolist()
-        )
+        labels = rows["instance"].unique().tolist()
+        lookup = initial_lookup(initial_proba, frame, labels)
         # the probability before each step: after the previous one, or now
         before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
         first = (rows["step"] == 1).to_numpy(dtype=bool)
@@ -167,9 +166,8 @@ def bootstrap(values, statistic, n_boot, confidence, rng):
     """The statistic and its percentile bootstrap interval (widened, in rare
     skewed samples, to contain the statistic itself)."""
     value = statistic(values)
-    draws = statistic(
-        values[rng.integers(0, len(values), (n_boot, len(values)))], axis=1
-    )
+    resamples = values[rng.integers(0, len(values), (n_boot, len(values)))]
+    draws = statistic(resamples, axis=1)
     tail = 50 * (1 - confidence)
     low, high = np.percentile(draws, [tail, 100 - tail])
     return value, min(low, value), max(high, value)
