@@ -268,14 +268,13 @@ class Checkpoint:
                 raise ValueError(
                     f"version {stored.get('version')!r}, not {CHECKPOINT_VERSION}"
                 )
-            pieces = stored["pieces"]
             checked = {
                 str(name): {
                     "sha256": str(entry["sha256"]),
                     "bytes": int(entry["bytes"]),
                     "rows": [int(r) for r in entry["rows"]],
                 }
-                for name, entry in pieces.items()
+                for name, entry in stored["pieces"].items()
             }
             if any(
                 "/" in n or "\\" in n or not n.startswith("piece-") for n in checked

@@ -334,9 +334,8 @@ def sequences(ok):
     """One row per sequence of the (checked) ``ok`` rows: ``instance``,
     ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
     and ``cost``; by instance (in the frame's order), then cost."""
-    grouped = ok.sort_values("step", kind="stable").groupby(
-        ["instance", "solution"], sort=False
-    )
+    ordered = ok.sort_values("step", kind="stable")
+    grouped = ordered.groupby(["instance", "solution"], sort=False)
     table = (
         grouped["action"]
         .agg(lambda names: tuple(str(name) for name in names))
