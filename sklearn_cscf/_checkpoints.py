@@ -94,9 +94,8 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
     digest.update(np.ascontiguousarray(encoded, dtype=float).tobytes())
     digest.update(np.ascontiguousarray(targets, dtype=np.int64).tobytes())
     digest.update(pickle.dumps([(type(v).__name__, v) for v in labels]))
-    digest.update(
-        repr(random_state if isinstance(random_state, int) else None).encode()
-    )
+    seed = random_state if isinstance(random_state, int) else None
+    digest.update(repr(seed).encode())
     digest.update(repr(form).encode())
     return digest.hexdigest()
 
@@ -191,7 +190,7 @@ class Checkpoint:
         self.answers, self.varies = answers, varies
         self.fingerprint = fingerprint
         self.n_rows = int(n_rows)
-        self._entropy = entropy
+        self.entropy, self.pieces, self.next = int(entropy), {}, 0  # a new run's
         self.stopped = False
         self._lock = None
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
@@ -225,8 +224,6 @@ class Checkpoint:
             self.entropy = stored["entropy"]
             self.pieces = stored["pieces"]
             self.next = stored["next"]
-        else:
-            self.entropy, self.pieces, self.next = int(self._entropy), {}, 0
         unlisted = sorted(
             p.name
             for p in self.path.iterdir()
@@ -271,14 +268,13 @@ class Checkpoint:
                 raise ValueError(
                     f"version {stored.get('version')!r}, not {CHECKPOINT_VERSION}"
                 )
-            pieces = stored["pieces"]
             checked = {
                 str(name): {
                     "sha256": str(entry["sha256"]),
                     "bytes": int(entry["bytes"]),
                     "rows": [int(r) for r in entry["rows"]],
                 }
-                for name, entry in pieces.items()
+                for name, entry in stored["pieces"].items()
             }
             if any(
                 "/" in n or "\\" in n or not n.startswith("piece-") for n in checked
@@ -322,7 +318,7 @@ class Checkpoint:
                     f"delete its {MANIFEST} and piece-* files to start afresh."
                 )
             try:
-                positions, results, found = _unpack(data)
+                positions, results, found, arrays = _unpack(data)
                 if positions.tolist() != entry["rows"]:
                     raise ValueError("its rows are not the manifest's")
             except Exception as exc:
@@ -343,9 +339,7 @@ class Checkpoint:
                     f"checkpoint piece {str(file)!r} holds {what}: it was not "
                     "saved by this run. Pass a new directory."
                 )
-            self._check_answers(
-                file, positions, np.load(io.BytesIO(data), allow_pickle=False)
-            )
+            self._check_answers(file, positions, arrays)
             keep = [
                 k
                 for k, r in enumerate(results)
@@ -356,12 +350,12 @@ class Checkpoint:
                 done.append((positions[keep], [results[k] for k in keep], found[keep]))
         return done
 
-    def _check_answers(self, file, positions, npz):
+    def _check_answers(self, file, positions, arrays):
         """Refuse a piece whose rows the model now answers otherwise."""
         if self.answers is None or self.varies:
             return
         now = self.answers.take(positions)
-        saved = npz["answer_decision"] if "answer_decision" in npz.files else None
+        saved, then = arrays.get("answer_decision"), arrays.get("answer_output")
         if saved is None or saved.shape != now.decision.shape:
             raise ValueError(
                 f"checkpoint piece {str(file)!r} does not hold the model's "
@@ -369,8 +363,7 @@ class Checkpoint:
             )
         known = (now.decision >= 0) & (saved >= 0)
         differ = known & (saved != now.decision)
-        if now.output is not None and "answer_output" in npz.files:
-            then = npz["answer_output"]
+        if now.output is not None and then is not None:
             if then.shape == now.output.shape:
                 close = np.isclose(
                     then, np.round(now.output, FINGER_DECIMALS), rtol=1e-7, atol=1e-7
@@ -583,7 +576,8 @@ def _pack(positions, results, found, answers=None):
 
 
 def _unpack(data):
-    """``(positions, results, found)`` of a piece's bytes; no pickle."""
+    """``(positions, results, found, arrays)`` of a piece's bytes (``arrays``:
+    every array it holds, by name); no pickle."""
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
     positions = arrays["positions"].astype(np.intp)
@@ -620,4 +614,4 @@ def _unpack(data):
             if result.order.shape[0] != counts[k]:
                 raise ValueError("fewer sequences than the rows claim")
         results.append(result)
-    return positions, results, arrays["found"].astype(np.intp)
+    return positions, results, arrays["found"].astype(np.intp), arrays

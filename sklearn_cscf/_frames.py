@@ -3,6 +3,7 @@ objects become the tidy frames, and how every reader (the text, the choice of
 a plan, the metrics, the plots) checks the frame and reads its sequences,
 instances, plans and the values of ``initial_proba``."""
 
+import itertools
 import numbers
 from collections.abc import Mapping
 from dataclasses import asdict, fields
@@ -11,12 +12,7 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._input_frames import frame_library
-from sklearn_cscf._result import (
-    Diagnostics,
-    jaccard_distance,
-    number_plans,
-    plan_ids,
-)
+from sklearn_cscf._result import Diagnostics, jaccard_distance, number_plans, plan_ids
 from sklearn_cscf._status import STATUS_OK
 
 DIAGNOSTICS = [f.name for f in fields(Diagnostics)]
@@ -34,13 +30,7 @@ _RETURNED_WITH = {"return_states": "states", "return_details": "details"}
 
 
 def check_frame(
-    frame,
-    columns,
-    *,
-    name="explanations",
-    returned_by=EXPLAIN,
-    unpack=None,
-    then=None,
+    frame, columns, *, name="explanations", returned_by=EXPLAIN, unpack=None, then=None
 ):
     """``frame`` when it is a DataFrame holding ``columns``.
 
@@ -172,9 +162,6 @@ def build_frame(
                 }
             )
             continue
-        costs = result.sequence_cost
-        efforts = result.sequence_effort
-        gower = result.objectives["gower_distance"]
         plans = plan_ids(result.order, result.lengths)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
@@ -202,9 +189,9 @@ def build_frame(
                         "cost": result.step_cost[s, t],
                         reported: result.step_score[s, t],
                         **{name: result.objectives[name][s] for name in objectives},
-                        "sequence_cost": costs[s],
-                        "sequence_effort": efforts[s],
-                        "gower_distance": gower[s],
+                        "sequence_cost": result.sequence_cost[s],
+                        "sequence_effort": result.sequence_effort[s],
+                        "gower_distance": result.objectives["gower_distance"][s],
                         "length": length,
                         "target_class": target_label,
                         "reached_class": reached,
@@ -217,17 +204,14 @@ def build_frame(
     frame = pd.DataFrame.from_records(records, columns=columns)
     dtypes = {name: dtype for name, dtype in COLUMNS.items() if dtype is not None}
     frame = frame.astype({**dtypes, **dict.fromkeys(objectives, float)})
-    frame["instance"] = pd.array(frame["instance"].tolist(), dtype=index.dtype)
-    frame["feature"] = pd.array(
-        frame["feature"].tolist(), dtype=_label_dtype(schema.names)
-    )
-    frame["target_class"] = pd.array(
-        frame["target_class"].tolist(), dtype=_label_dtype(targets)
-    )
-    frame["reached_class"] = pd.array(
-        frame["reached_class"].tolist(),
-        dtype=TEXT if classes is None else _label_dtype(classes),
-    )
+    labels = {
+        "instance": index.dtype,
+        "feature": _label_dtype(schema.names),
+        "target_class": _label_dtype(targets),
+        "reached_class": TEXT if classes is None else _label_dtype(classes),
+    }
+    for name, dtype in labels.items():
+        frame[name] = pd.array(frame[name].tolist(), dtype=dtype)
     return frame
 
 
@@ -250,8 +234,7 @@ def build_states(results, index, schema):
             length = int(result.lengths[s])
             blocks.append(result.states[s, : length + 1])
             keys.extend((label, s, t) for t in range(length + 1))
-    d = schema.n_features
-    states = np.vstack(blocks) if blocks else np.empty((0, d))
+    states = np.vstack(blocks) if blocks else np.empty((0, schema.n_features))
     frame = schema.to_frame(states)
     head = pd.DataFrame(keys, columns=list(STATE_KEYS))
     head["instance"] = pd.array(head["instance"].tolist(), dtype=index.dtype)
@@ -352,30 +335,27 @@ def sequences(ok):
     ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
     and ``cost``; by instance (in the frame's order), then cost."""
     ordered = ok.sort_values("step", kind="stable")
+    grouped = ordered.groupby(["instance", "solution"], sort=False)
     table = (
-        ordered.groupby(["instance", "solution"], sort=False)["action"]
+        grouped["action"]
         .agg(lambda names: tuple(str(name) for name in names))
         .rename("actions")
         .reset_index()
     )
     table["length"] = table["actions"].map(len)
-    firsts = ordered.groupby(["instance", "solution"], sort=False).first()
-    keys = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+    firsts = grouped.first()  # in the order of table's rows
     if "sequence_cost" in ok.columns:
-        table["cost"] = firsts["sequence_cost"].reindex(keys).to_numpy(dtype=float)
+        table["cost"] = firsts["sequence_cost"].to_numpy(dtype=float)
     else:  # solutions are numbered by ascending cost
         table["cost"] = table["solution"].to_numpy(dtype=float)
+    numbered = "plan" in ok.columns and not ok["plan"].isna().any()
+    if numbered:
+        table["plan"] = firsts["plan"].to_numpy(dtype=int)
     rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
     table["_rank"] = table["instance"].map(rank)
     table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
     table = table.drop(columns="_rank").reset_index(drop=True)
-    if "plan" in ok.columns and not ok["plan"].isna().any():
-        table["plan"] = (
-            firsts["plan"]
-            .reindex(pd.MultiIndex.from_frame(table[["instance", "solution"]]))
-            .to_numpy(dtype=int)
-        )
-    else:  # the frame's rule: the same set of actions, numbered by cost
+    if not numbered:  # the frame's rule: the same set of actions, numbered by cost
         table["plan"] = [
             plan
             for _, group in table.groupby("instance", sort=False)
@@ -463,11 +443,8 @@ def mean_jaccard_distance(action_sets):
     sets = list(action_sets)
     if len(sets) < 2:
         return 0.0
-    return float(
-        np.mean(
-            [jaccard_distance(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
-        )
-    )
+    pairs = itertools.combinations(sets, 2)
+    return float(np.mean([jaccard_distance(a, b) for a, b in pairs]))
 
 
 def initial_values(

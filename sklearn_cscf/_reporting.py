@@ -50,7 +50,8 @@ _HINTS = {
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }
-_WIDTH = 100  # the profile is wrapped to this many characters
+# how a header (the profile) or a status too long for a line wraps
+_WRAP = {"width": 100, "subsequent_indent": "    ", "break_on_hyphens": False}
 
 
 @validate_params(
@@ -193,34 +194,23 @@ def describe(
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
     profiles = _profiles(X, labels)
-    probas = initial_values(
-        initial_proba,
-        labels,
-        order=pd.unique(frame["instance"]).tolist(),
-        X=X,
-        complete=False,
-    )
+    order = pd.unique(frame["instance"]).tolist()
+    probas = initial_values(initial_proba, labels, order=order, X=X, complete=False)
     path = None if states is None else _state_lookup(states, labels)
-    blocks = []
-    for label, positions in chosen:
-        rows = frame.iloc[positions]
-        name = target_name
-        if name is None:
-            name = str(rows["target_class"].iloc[0]) if "target_class" in rows else ""
-        blocks.append(
-            _describe_instance(
-                label,
-                rows,
-                profile=profiles.get(label),
-                proba=probas.get(label),
-                target_name=name or "target",
-                max_plans=max_plans,
-                noun=noun,
-                path=path,
-                states=states,
-            )
+    return "\n\n".join(
+        _describe_instance(
+            label,
+            frame.iloc[positions],
+            profile=profiles.get(label),
+            proba=probas.get(label),
+            target_name=target_name,
+            max_plans=max_plans,
+            noun=noun,
+            path=path,
+            states=states,
         )
-    return "\n\n".join(blocks)
+        for label, positions in chosen
+    )
 
 
 def show(explanations, states=None, **options):
@@ -250,15 +240,13 @@ def show(explanations, states=None, **options):
 def _describe_instance(
     label, rows, *, profile, proba, target_name, max_plans, noun, path, states
 ):
+    if target_name is None and "target_class" in rows:  # the frame's
+        target_name = str(rows["target_class"].iloc[0])
+    target_name = target_name or "target"
     if profile is None:
         lines = [f"{noun} {label}"]
     else:
-        lines = textwrap.wrap(
-            f"{noun} {label}: {profile}",
-            width=_WIDTH,
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        lines = textwrap.wrap(f"{noun} {label}: {profile}", **_WRAP)
     ok = rows[rows["status"] == STATUS_OK]
     # a regressor's frame has its prediction after each step, no probability
     regressor = "prediction" in rows and bool(rows["prediction"].notna().any())
@@ -274,18 +262,12 @@ def _describe_instance(
         if "message" in rows and not pd.isna(rows["message"].iloc[0]):
             detail = str(rows["message"].iloc[0])
         head.append(f"status: {status}" + (f" ({detail})" if detail else ""))
-        lines += textwrap.wrap(
-            "; ".join(head),
-            width=_WIDTH,
-            initial_indent="  ",
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        lines += textwrap.wrap("; ".join(head), initial_indent="  ", **_WRAP)
         return "\n".join(lines)
 
     plans = _plans(label, ok)
     n_solutions = sum(len(orders) for orders in plans.values())
-    shown = list(plans.items())[: len(plans) if max_plans is None else max_plans]
+    shown = list(plans.items())[:max_plans]  # all of them for None
     counts = f"{n_solutions} Pareto-optimal sequence(s) in {len(plans)} plan(s)"
     if max_plans != 0:
         counts += ":" if len(shown) == len(plans) else f"; the cheapest {len(shown)}:"
@@ -369,17 +351,10 @@ def _step_cells(step):
     old, new = (getattr(step, f"{w}_number", np.nan) for w in ("old", "new"))
     if not (pd.isna(old) or pd.isna(new)):
         old, new = _number_pair(float(old), float(new))
-    else:
-        old, new = (_shown(step, w) for w in ("old", "new"))
+    else:  # the number where there is one, else the text
+        old = _value(step.old_value if pd.isna(old) else float(old))
+        new = _value(step.new_value if pd.isna(new) else float(new))
     return (str(step.action), str(step.feature), old, new, priced)
-
-
-def _shown(step, which):
-    """A step's old or new value: the number when there is one, else the text."""
-    number = getattr(step, f"{which}_number", np.nan)
-    if not pd.isna(number):
-        return _value(float(number))
-    return _value(getattr(step, f"{which}_value"))
 
 
 def _number_pair(old, new):
@@ -391,10 +366,8 @@ def _number_pair(old, new):
     scale = max(abs(old), abs(new))
     if not np.isfinite(scale):
         return _value(old), _value(new)
-    if scale >= 1:
-        decimals = 2
-    else:  # two significant digits of the larger
-        decimals = 1 - int(np.floor(np.log10(scale))) if scale > 0 else 2
+    # below 1, two significant digits of the larger
+    decimals = 1 - int(np.floor(np.log10(scale))) if 0 < scale < 1 else 2
     while True:
         pair = _fixed(old, decimals), _fixed(new, decimals)
         if old == new or pair[0] != pair[1] or decimals >= 12:
@@ -431,9 +404,6 @@ def _consequences(path, label, step):
     ]
 
 
-# ---------------------------------------------------------------------- #
-# Formatting
-# ---------------------------------------------------------------------- #
 def _value(value):
     """A raw value for people: thousands separated, whole numbers whole."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
@@ -489,10 +459,7 @@ def _profiles(X, labels):
 def _state_lookup(states, labels):
     """``path(label, solution, step) -> Series`` of the features of a state."""
     check_frame(
-        states,
-        STATE_KEYS,
-        name="states",
-        returned_by="explain(X, return_states=True)",
+        states, STATE_KEYS, name="states", returned_by="explain(X, return_states=True)"
     )
     features, table = state_table(states, labels)
 

@@ -1,16 +1,10 @@
-"""Explanations frames to files and back, labels included.
-
-A CSV file keeps no types, and a label column may hold labels of several
-types (the index of ``X``: ``"007"``, ``"1"`` and ``1``). The writer
-(:func:`write_frame`) records the type of each label of the ``instance``,
-``feature``, ``target_class`` and ``reached_class`` columns in a column of
-its own (``instance_type``, ...); the reader (:func:`read_frame`) gives each label
-its type back and drops those columns. A CSV file written by ``to_csv``
-alone has no type columns: the reader then reads a label column as whole
-numbers only where every label is written as a whole number would be
-(``"7"``, not ``"007"`` or ``"7.0"``), as text otherwise. A parquet file
-keeps types by itself; the writer still stores labels as text with their
-types, so that a column mixing ``"1"`` and ``1`` can be written at all.
+"""Explanations frames to files and back, labels included: the work of
+:func:`~sklearn_cscf.write_explanations` and
+:func:`~sklearn_cscf.read_explanations`, whose docstrings give the rules. The
+labels of ``instance``, ``feature``, ``target_class`` and ``reached_class``
+are written as text beside a column of their types (``instance_type``, ...),
+in a parquet file too (which keeps other types by itself), so that a column
+mixing ``"1"`` and ``1`` can be written at all.
 """
 
 from pathlib import Path
@@ -46,11 +40,10 @@ def _type_name(label):
         return "str"
     if isinstance(label, pd.Timestamp):
         return "Timestamp"
-    if isinstance(label, int) or (hasattr(label, "dtype") and label.dtype.kind in "iu"):
+    kind = label.dtype.kind if hasattr(label, "dtype") else None  # NumPy scalars
+    if isinstance(label, int) or kind in ("i", "u"):
         return "int"
-    if isinstance(label, float) or (
-        hasattr(label, "dtype") and label.dtype.kind == "f"
-    ):
+    if isinstance(label, float) or kind == "f":
         return "float"
     return type(label).__name__
 
@@ -236,9 +229,7 @@ def _typed_labels(column, types, name):
             continue
         values.append(_read_label(_READERS[kind], text, kind, name, row))
     kinds = set(types.tolist()) - {"missing"}
-    small = all(
-        v is None or -(2**63) <= v < 2**63 for v in values if isinstance(v, int)
-    )
+    small = all(-(2**63) <= v < 2**63 for v in values if isinstance(v, int))
     if kinds == {"int"} and not small:  # beyond int64: Python's ints
         return pd.array(values, dtype=object)
     if kinds == {"int"} and name == "instance" and None not in values:

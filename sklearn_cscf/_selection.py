@@ -24,7 +24,6 @@ _OBJECTIVES = (
     "target_proba",
 )
 _MAXIMISED = ("target_proba",)
-_METHODS = ("knee", "weighted", "cheapest")
 _KNEE_OBJECTIVES = ("sequence_cost", "gower_distance")
 _REQUIRED = ("instance", "solution", "step", "status", "sequence_cost")
 _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
@@ -32,7 +31,7 @@ _SUMMARY_REQUIRED = ("action", "feature", "cost", "effort")
 _TIE_TOLERANCE = 1e-9
 _PARAMS = {
     "explanations": "no_validation",  # check_frame names what gives it
-    "method": [StrOptions(set(_METHODS))],
+    "method": [StrOptions({"knee", "weighted", "cheapest"})],
     # objectives, weights and max_steps depend on the method: checked below
     "objectives": "no_validation",
     "weights": "no_validation",
@@ -171,11 +170,7 @@ def choose_plan(
     >>> choose_plan(frame, max_steps=1)["solution"].tolist()  # front: 0 and 1
     [0]
     """
-    method, columns, weights, max_steps = _check_options(
-        method, objectives, weights, max_steps
-    )
-    frame = _check_explanations(explanations, (*_REQUIRED, *columns))
-    return _choose(frame, method, columns, weights, max_steps)
+    return _choose(explanations, method, objectives, weights, max_steps)
 
 
 @validate_params(_PARAMS, prefer_skip_nested_validation=True)
@@ -266,21 +261,24 @@ def summarize_recourse(
     >>> summary["mean_cost"].round(2).tolist()
     [1.83, 2.0, 1.0]
     """
-    method, columns, weights, max_steps = _check_options(
-        method, objectives, weights, max_steps
+    chosen = _choose(
+        explanations, method, objectives, weights, max_steps, _SUMMARY_REQUIRED
     )
-    frame = _check_explanations(
-        explanations, (*_REQUIRED, *_SUMMARY_REQUIRED, *columns)
-    )
-    chosen = _choose(frame, method, columns, weights, max_steps)
     return _summary(chosen)
 
 
 # ---------------------------------------------------------------------- #
 # The choice
 # ---------------------------------------------------------------------- #
-def _choose(frame, method, columns, weights, max_steps):
-    """The rows of each instance's chosen sequence (or its status rows)."""
+def _choose(explanations, method, objectives, weights, max_steps, required=()):
+    """The rows of each instance's chosen sequence (or its status rows), the
+    options and the frame (with the ``required`` columns) checked."""
+    method, columns, weights, max_steps = _check_options(
+        method, objectives, weights, max_steps
+    )
+    # length is counted from the steps when the frame lacks it
+    needed = [c for c in (*_REQUIRED, *required, *columns) if c != "length"]
+    frame = check_frame(explanations, needed, unpack="return_states")
     ok = is_ok(frame)
     codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
     table = _sequence_table(frame, ok, codes, columns)
@@ -358,7 +356,7 @@ def _pick(candidates, method, columns, weights, has_gower):
             w = np.array([weights[name] for name in names], dtype=float)
         signs = np.array([-1.0 if name in _MAXIMISED else 1.0 for name in names])
         values = candidates[names].to_numpy(dtype=float) * signs
-        eligible = _non_dominated(values)
+        eligible = non_dominated(values)
         front = values[eligible]
         low, high = front.min(axis=0), front.max(axis=0)
         span = np.where(high > low, high - low, 1.0)
@@ -378,8 +376,9 @@ def _pick(candidates, method, columns, weights, has_gower):
     return int(np.lexsort(keys)[0])
 
 
-def _non_dominated(values):
-    """Which rows no other row dominates (all objectives minimised)."""
+def non_dominated(values):
+    """Which rows no other row dominates (all objectives minimised); the
+    Pareto front's plot uses it too."""
     no_worse = (values[:, None, :] <= values[None, :, :]).all(axis=2)
     better = (values[:, None, :] < values[None, :, :]).any(axis=2)
     dominates = no_worse & better  # [j, i]: row j dominates row i
@@ -391,18 +390,16 @@ def _status_row(frame, position, message):
     longer than ``max_steps``: its label and target class, the status, the
     message (when the frame has that column); every other cell missing."""
     source = frame.iloc[position]
-    keep = {"instance", "target_class"}
+    values = {
+        "instance": source["instance"],
+        "target_class": source.get("target_class"),
+        "status": STATUS_EXCEEDS_MAX_STEPS,
+        "message": message,
+    }
     data = {}
     for name in frame.columns:
         dtype = frame[name].dtype
-        if name in keep:
-            value = source[name]
-        elif name == "status":
-            value = STATUS_EXCEEDS_MAX_STEPS
-        elif name == "message":
-            value = message
-        else:
-            value = None
+        value = values.get(name)
         try:
             data[name] = pd.array([value], dtype=dtype)
         except (TypeError, ValueError):
@@ -455,9 +452,7 @@ def _summary(chosen):
     summary["share_first"] = summary["n_first"] / n_people
     summary = summary.rename_axis("action").reset_index()
     summary = summary.sort_values(
-        ["n_people", "n_first", "action"],
-        ascending=[False, False, True],
-        kind="stable",
+        ["n_people", "n_first", "action"], ascending=[False, False, True], kind="stable"
     )
     return summary[list(_SUMMARY_COLUMNS)].reset_index(drop=True)
 
@@ -465,12 +460,6 @@ def _summary(chosen):
 # ---------------------------------------------------------------------- #
 # Checks
 # ---------------------------------------------------------------------- #
-def _check_explanations(explanations, columns):
-    # length is counted from the steps when the frame lacks it
-    needed = [c for c in columns if c != "length"]
-    return check_frame(explanations, needed, unpack="return_states")
-
-
 def _check_objective(name, where):
     if not isinstance(name, str) or name not in _OBJECTIVES:
         raise ValueError(
@@ -498,8 +487,7 @@ def _check_options(method, objectives, weights, max_steps):
     ):
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}.")
     if method == "knee":
-        if objectives is None:
-            objectives = _KNEE_OBJECTIVES
+        objectives = _KNEE_OBJECTIVES if objectives is None else objectives
         if isinstance(objectives, str) or not hasattr(objectives, "__iter__"):
             raise TypeError(
                 "objectives must be a list of objective names, e.g. "

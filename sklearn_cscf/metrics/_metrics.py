@@ -18,7 +18,6 @@ __all__ = [
     "validity",
 ]
 
-_DIVERSITY_MEASURES = ("plans", "jaccard")
 # the weights and scales of combined_score and ExplanationScorer
 WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
 SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
@@ -32,10 +31,7 @@ _SOLVED_MEAN_PARAMS = {
 # ---------------------------------------------------------------------- #
 # Metrics on the frames
 # ---------------------------------------------------------------------- #
-@validate_params(
-    {"explanations": "no_validation"},
-    prefer_skip_nested_validation=True,
-)
+@validate_params({"explanations": "no_validation"}, prefer_skip_nested_validation=True)
 def validity(explanations):
     """Share of the rows needing recourse for which a sequence was found.
 
@@ -70,8 +66,7 @@ def validity(explanations):
     >>> validity(frame)  # instance 0 of the two needing recourse
     0.5
     """
-    rows = _instances(explanations)
-    return _validity(rows)
+    return _validity(_instances(explanations))
 
 
 @validate_params(_SOLVED_MEAN_PARAMS, prefer_skip_nested_validation=True)
@@ -165,7 +160,7 @@ def mean_sequence_length(explanations, *, nothing_solved=np.inf):
 @validate_params(
     {
         "explanations": "no_validation",
-        "measure": [StrOptions(set(_DIVERSITY_MEASURES))],
+        "measure": [StrOptions({"plans", "jaccard"})],
     },
     prefer_skip_nested_validation=True,
 )
@@ -278,7 +273,12 @@ def seconds_per_row(explanations, details=None):
         details = explanations  # seconds_per_row(details), as in version 0.1
     else:
         check_frame(explanations, ("instance", "status"))
-    _check_details(details)
+    check_frame(
+        details,
+        ("status", "total_seconds"),
+        name="details",
+        returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
+    )
     needing = _statuses(details) != STATUS_ALREADY_TARGET
     if not needing.any():
         return 0.0
@@ -363,14 +363,9 @@ def combined_score(
         )
     rows = _instances(explanations, ("solution", "sequence_cost"))
     seconds = seconds_per_row(explanations, details) if time_weight else 0.0
+    valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return _combined(
-        _validity(rows),
-        _solved_mean(rows, "cost", np.inf),
-        seconds,
-        cost_weight,
-        cost_scale,
-        time_weight,
-        time_scale,
+        valid, cost, seconds, cost_weight, cost_scale, time_weight, time_scale
     )
 
 
@@ -381,8 +376,7 @@ def all_scores(explanations, details, **weights):
     and ``time_scale``."""
     rows = _instances(explanations, ("solution", "sequence_cost", "length", "action"))
     seconds = seconds_per_row(explanations, details)
-    valid = _validity(rows)
-    cost = _solved_mean(rows, "cost", np.inf)
+    valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return {
         "validity": valid,
         "neg_mean_sequence_cost": -cost,
@@ -414,9 +408,7 @@ def _instances(explanations, columns=()):
     rows = pd.DataFrame(index=pd.RangeIndex(len(labels)))
     rows["needs"] = status[first] != STATUS_ALREADY_TARGET
     ok = status == STATUS_OK
-    solved = np.zeros(len(labels), dtype=bool)
-    solved[codes[ok]] = True
-    rows["solved"] = solved
+    rows["solved"] = np.isin(np.arange(len(labels)), codes[ok])
     if "solution" not in columns:
         return rows
     steps = frame.loc[ok].assign(_code=codes[ok])
@@ -439,9 +431,8 @@ def _instances(explanations, columns=()):
             .drop_duplicates("_code")
             .set_index("_code")
         )
-        rows["cost"] = cheapest["cost"].astype(float)
-        if "length" in columns:
-            rows["length"] = cheapest["length"].astype(float)
+        for name in sequences.columns:  # the cost, and the length
+            rows[name] = cheapest[name].astype(float)
     if "action" in columns:
         # a plan is a set of actions: re-orderings of it are one plan
         plans = by_sequence["action"].agg(frozenset)
@@ -492,15 +483,3 @@ def _combined(valid, cost, seconds, cost_weight, cost_scale, time_weight, time_s
 def _normalised(value, scale):
     """``value / (value + scale)``: 0 for nothing, 1/2 at ``scale``, 1 at inf."""
     return 1.0 if np.isinf(value) else value / (value + scale)
-
-
-# ---------------------------------------------------------------------- #
-# Checks
-# ---------------------------------------------------------------------- #
-def _check_details(details):
-    check_frame(
-        details,
-        ("status", "total_seconds"),
-        name="details",
-        returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
-    )

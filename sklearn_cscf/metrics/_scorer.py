@@ -1,5 +1,7 @@
 """The grid-search scorer: every score from one ``explain`` call."""
 
+import inspect
+
 from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.metrics._metrics import SCALE, WEIGHT, all_scores
 
@@ -12,11 +14,10 @@ SCORES = (
     "neg_seconds_per_row",
     "combined",
 )
+# the options of "combined"
+_WEIGHTS = ("cost_weight", "cost_scale", "time_weight", "time_scale")
 
 
-# ---------------------------------------------------------------------- #
-# The scorer
-# ---------------------------------------------------------------------- #
 class ExplanationScorer:
     """Scorer of an explainer on ``X``, all scores from one ``explain`` call.
 
@@ -173,30 +174,19 @@ class ExplanationScorer:
             The score named by ``scores``, or a dict of score name to value
             when ``scores`` is ``None`` or a list.
         """
-        values = all_scores(
-            explanations,
-            details,
-            cost_weight=self.cost_weight,
-            cost_scale=self.cost_scale,
-            time_weight=self.time_weight,
-            time_scale=self.time_scale,
-        )
+        weights = {name: getattr(self, name) for name in _WEIGHTS}
+        values = all_scores(explanations, details, **weights)
         if isinstance(self.scores, str):
             return values[self.scores]
         names = SCORES if self.scores is None else self.scores
         return {name: values[name] for name in names}
 
     def __repr__(self):
-        defaults = {
-            "cost_weight": 0.5,
-            "cost_scale": 1.0,
-            "time_weight": 0.0,
-            "time_scale": 1.0,
-        }
         parts = [] if self.scores is None else [repr(self.scores)]
+        # the keyword arguments that differ from their defaults
         parts += [
             f"{name}={getattr(self, name)!r}"
-            for name, default in defaults.items()
-            if getattr(self, name) != default
+            for name, param in inspect.signature(type(self)).parameters.items()
+            if param.kind == param.KEYWORD_ONLY and getattr(self, name) != param.default
         ]
         return f"ExplanationScorer({', '.join(parts)})"

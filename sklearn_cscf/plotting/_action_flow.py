@@ -1,41 +1,30 @@
 """Fig. 5 of the paper: which actions the sequences take at each step position."""
 
+from collections import Counter
 from collections.abc import Mapping
 from numbers import Integral
 
-import pandas as pd
-
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
-_SOLUTIONS = StrOptions({"all", "cheapest"})
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
-    "solutions": [_SOLUTIONS],
+    "solutions": [StrOptions({"all", "cheapest"})],
     "max_length": [Interval(Integral, 1, None, closed="left"), None],
     "colors": [Mapping, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("block_kw", "band_kw", "text_kw", "legend_kw")}
 _WIDTH = 0.18  # of a block, in steps
 
 
-def _band_path(x0, x1, top0, bottom0, top1, bottom1):
+def _band_path(t, top0, top1, n):  # n sequences wide, from step t to t + 1
     from matplotlib.path import Path
 
+    x0, x1 = t + _WIDTH / 2, t + 1 - _WIDTH / 2
     middle = (x0 + x1) / 2
-    vertices = [
-        (x0, top0),
-        (middle, top0),
-        (middle, top1),
-        (x1, top1),
-        (x1, bottom1),
-        (middle, bottom1),
-        (middle, bottom0),
-        (x0, bottom0),
-        (x0, top0),
-    ]
+    # along the upper edge, down, back along the lower edge, and up
+    upper = [(x0, top0), (middle, top0), (middle, top1), (x1, top1)]
+    lower = [(x1, top1 - n), (middle, top1 - n), (middle, top0 - n), (x0, top0 - n)]
+    vertices = upper + lower + [(x0, top0)]
     codes = [Path.MOVETO] + [Path.CURVE4] * 3 + [Path.LINETO] + [Path.CURVE4] * 3
     return Path(vertices, codes + [Path.CLOSEPOLY])
 
@@ -114,7 +103,7 @@ class ActionFlowDisplay(Display):
         self.subtitle = subtitle
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "block_kw", "band_kw", "text_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
@@ -160,7 +149,7 @@ class ActionFlowDisplay(Display):
         _data.reject_bool("max_length", max_length)
         ok = _data.ok_rows(explanations)
         # colours from every action of the frame, so that subsets match
-        palette = _style.colors_for(sorted(ok["action"].astype(str).unique()), colors)
+        palette = _style.colors_for(ok, colors)
         table = _data.select(_data.sequences(ok), solutions)
         if max_length is not None:
             table = table[table["length"] <= max_length]
@@ -168,11 +157,8 @@ class ActionFlowDisplay(Display):
                 raise ValueError(
                     f"no sequence has at most max_length={max_length} steps."
                 )
-        display = cls(
-            list(table["actions"]),
-            colors=palette,
-            subtitle=_data.scope(table, solutions, max_length),
-        )
+        subtitle = _data.scope(table, solutions, max_length)
+        display = cls(list(table["actions"]), colors=palette, subtitle=subtitle)
         return display.plot(
             ax=ax,
             block_kw=block_kw,
@@ -209,13 +195,12 @@ class ActionFlowDisplay(Display):
         ax = self._axes(ax)
         palette, end = self.colors, _data.END
         nodes, bands = _data.flows(self.sequences)
-        totals = pd.Series(
-            [n for (_, name), n in nodes.items() if name != end],
-            index=[name for (_, name) in nodes if name != end],
-        )
-        totals = totals.groupby(level=0).sum()
+        totals = Counter()
+        for (_, name), n in nodes.items():
+            totals[name] += n
         # the most frequent actions on top, in every column; "end" at the bottom
-        order = sorted(totals.index, key=lambda name: (-totals[name], name)) + [end]
+        order = sorted(totals.keys() - {end}, key=lambda name: (-totals[name], name))
+        order.append(end)
         rank = {name: i for i, name in enumerate(order)}
         n_sequences = len(self.sequences)
         last = max(t for t, _ in nodes)
@@ -225,6 +210,7 @@ class ActionFlowDisplay(Display):
         # blocks, top-aligned, and where their bands attach
         out_edge, in_edge = {}, {}
         self.blocks_, self.bands_, self.texts_ = [], [], []
+        font = _style.merged({"fontsize": "small"}, text_kw, "text")
         for t in range(1, last + 1):
             y = top
             for name in order:
@@ -240,13 +226,7 @@ class ActionFlowDisplay(Display):
                 block.set_gid("block")
                 self.blocks_.append(ax.add_patch(block))
                 self.texts_.append(
-                    _labels.annotate(
-                        ax,
-                        str(n),
-                        (t, y - n / 2),
-                        leader=False,
-                        **_style.merged({"fontsize": "small"}, text_kw, "text"),
-                    )
+                    _labels.annotate(ax, str(n), (t, y - n / 2), leader=False, **font)
                 )
                 y -= n + gap
         for (t, source, target), n in sorted(
@@ -255,9 +235,7 @@ class ActionFlowDisplay(Display):
         ):
             top0, top1 = out_edge[t, source], in_edge[t + 1, target]
             out_edge[t, source], in_edge[t + 1, target] = top0 - n, top1 - n
-            path = _band_path(
-                t + _WIDTH / 2, t + 1 - _WIDTH / 2, top0, top0 - n, top1, top1 - n
-            )
+            path = _band_path(t, top0, top1, n)
             style = {"fc": palette[source], "ec": "none", "alpha": 0.35, "zorder": 0.5}
             band = PathPatch(path, **_style.merged(style, band_kw, "patch"))
             band.set_gid("band")
@@ -265,20 +243,14 @@ class ActionFlowDisplay(Display):
         _labels.place_labels(ax, self.texts_, center=True)
 
         handles = [Patch(fc=palette[name], label=name) for name in order[:-1]]
-        if any(name == end for _, name in nodes):
+        if end in totals:
             handles.append(Patch(fc=_style.END_COLOR, label="end (no further step)"))
-        self.legend_ = ax.legend(
-            handles=handles,
-            **_style.merged(
-                {"title": "action", "fontsize": "small", **_style.LEGEND}, legend_kw
-            ),
-        )
+        self._legend(ax, "action", legend_kw, handles)
         ax.set_xlim(1 - 0.6, last + 0.6)
         ax.set_ylim(-gap, top + gap)
         ax.set_xticks(range(1, last + 1))
         ax.set_yticks([])
-        # the blocks carry their counts: the labels stay short, so that they
-        # fit a narrow panel
+        # the blocks carry their counts: a short label fits a narrow panel
         ax.set_xlabel("step position")
         title = "Actions by step position"
         if self.subtitle:

@@ -3,6 +3,7 @@ and the deprecated ``plot_*`` functions, one-line aliases of the displays."""
 
 import warnings
 
+from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.plotting import _style
 
 # the release that removes the plot_* functions
@@ -14,9 +15,7 @@ class Display:
     display draws, ``plot`` draws it; this class owns what every ``plot``
     does first and last."""
 
-    # the size of a new figure when no axes are given
-    figsize = (8, 4.5)
-    # the spines a display hides
+    figsize = (8, 4.5)  # of a new figure, when no axes are given
     hidden_spines = ("top", "right")
     # whether a centred title may reach over the left of the axes (their
     # tick labels), where it has room
@@ -40,6 +39,31 @@ class Display:
             ax.set_title(fitted, fontsize="medium")
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+    def _legend(self, ax, title, legend_kw, handles, texts=None):
+        """``legend_``, outside the axes on the right, titled ``title``."""
+        style = {"fontsize": "small", "title": title, **_style.LEGEND}
+        style = _style.merged(style, legend_kw)
+        self.legend_ = ax.legend(handles=handles, labels=texts, **style)
+
+    def _threshold_line(self, ax, threshold_kw, y=None, **style):
+        """``threshold_line_``: a thin grey line across the axes at ``y``,
+        behind the data; by default the dashed decision threshold."""
+        if y is None:
+            y = self.threshold
+            style = {"ls": "--", "label": f"decision threshold {y:g}"}
+        style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5, **style}
+        style = _style.merged(style, threshold_kw, "line")
+        self.threshold_line_ = ax.axhline(y, **style)
+
+
+def validated(params, *styles):
+    """``validate_params`` of a ``from_explanations``: its ``params``, its
+    ``*_kw`` dictionaries ``styles``, the axes and the frame (checked by
+    what reads it, in its own words)."""
+    params = {"explanations": "no_validation", "ax": "no_validation", **params}
+    styles = {name: [dict, None] for name in styles}
+    return validate_params({**params, **styles}, prefer_skip_nested_validation=True)
 
 
 def deprecated_alias(display, name):

@@ -100,19 +100,15 @@ def check_proba(rows, where):
         )
 
 
-# ---------------------------------------------------------------------- #
-# Sequences
-# ---------------------------------------------------------------------- #
 def scope(table, solutions, max_length=None):
     """What a plot across instances counts, in words."""
-    n = table["instance"].nunique()
-    instances = f"{n} instance{'s' if n != 1 else ''}"
+    instances = plural(table["instance"].nunique(), "instance")
     if solutions == "cheapest":
         text = f"the cheapest sequence of each of {instances}"
     else:
-        text = f"{len(table)} sequence{'s' if len(table) != 1 else ''} of {instances}"
+        text = f"{plural(len(table), 'sequence')} of {instances}"
     if max_length is not None:
-        text += f", at most {max_length} step{'s' if max_length != 1 else ''}"
+        text += f", at most {plural(max_length, 'step')}"
     return text
 
 
@@ -156,9 +152,8 @@ def step_values(frame, ok, table, measure, initial_proba):
                 "instance itself, for the change made by step 1: e.g. pd.Series("
                 "model.predict_proba(X)[:, 1], index=X.index)."
             )
-        lookup = initial_lookup(
-            initial_proba, frame, rows["instance"].unique().tolist()
-        )
+        labels = rows["instance"].unique().tolist()
+        lookup = initial_lookup(initial_proba, frame, labels)
         # the probability before each step: after the previous one, or now
         before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
         first = (rows["step"] == 1).to_numpy(dtype=bool)
@@ -171,29 +166,11 @@ def bootstrap(values, statistic, n_boot, confidence, rng):
     """The statistic and its percentile bootstrap interval (widened, in rare
     skewed samples, to contain the statistic itself)."""
     value = statistic(values)
-    draws = statistic(
-        values[rng.integers(0, len(values), (n_boot, len(values)))], axis=1
-    )
+    resamples = values[rng.integers(0, len(values), (n_boot, len(values)))]
+    draws = statistic(resamples, axis=1)
     tail = 50 * (1 - confidence)
     low, high = np.percentile(draws, [tail, 100 - tail])
     return value, min(low, value), max(high, value)
-
-
-def shown_lines(sequences, max_solutions, all_orders):
-    """``(rank of the plan, sequence row, is another order)`` per line: the
-    cheapest ``max_solutions`` lines, grouped by plan."""
-    lines, ranks = [], {}
-    for _, seq in sequences.iterrows():
-        plan = int(seq["plan"])
-        other = plan in ranks
-        if other and not all_orders:
-            continue
-        ranks.setdefault(plan, len(ranks))
-        lines.append((ranks[plan], seq, other))
-        if len(lines) == max_solutions:
-            break
-    # the orders of a plan next to each other (stable: cheapest first)
-    return sorted(lines, key=lambda line: line[0])
 
 
 def highlighted(highlight, instance, steps):
@@ -248,7 +225,7 @@ def choice_text(method, objectives, weights, max_steps):
     else:
         text = "the cheapest"
     if max_steps is not None:
-        text += f", at most {max_steps} step{'s' if max_steps != 1 else ''}"
+        text += f", at most {plural(max_steps, 'step')}"
     return text
 
 
@@ -264,8 +241,7 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
     and ``high`` (its bootstrap interval); ``taken`` counts the action's
     steps in all."""
     out = []
-    for name in sorted(rows["action"].astype(str).unique()):
-        taken = rows[rows["action"].astype(str) == name]
+    for name, taken in rows.groupby(rows["action"].astype(str), sort=True):
         for step, group in taken.groupby("step", sort=True):
             values = group["value"].to_numpy(dtype=float)
             value, low, high = bootstrap(values, statistic, n_boot, confidence, rng)
@@ -275,32 +251,32 @@ def step_statistics(rows, statistic, n_boot, confidence, rng):
 
 
 def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba"):
-    """One row per line of the step chart: ``plan``, ``rank`` (of the plan
-    among the shown), ``other`` (another order of the plan), ``cost``,
-    ``actions`` and ``proba`` (tuples, one entry per step: the ``column``
-    after the step, the probability or a regressor's prediction)."""
-    lines = shown_lines(sequences, max_solutions, all_orders)
-    if column == "target_proba":
-        check_proba(
-            pd.concat(
-                [steps[steps["solution"] == seq["solution"]] for _, seq, _ in lines]
-            ),
-            f"instance {steps['instance'].iloc[0]!r}",
-        )
+    """One row per line of the step chart, the cheapest ``max_solutions``
+    lines, grouped by plan: ``plan``, ``rank`` (of the plan among the
+    shown), ``other`` (another order of the plan), ``cost``, ``actions`` and
+    ``proba`` (tuples, one entry per step: the ``column`` after the step, the
+    probability or a regressor's prediction)."""
     by_step = steps.set_index(["solution", "step"]).sort_index()
-    out = []
-    for rank, seq, other in lines:
+    lines, ranks = [], {}
+    for _, seq in sequences.iterrows():
+        plan = int(seq["plan"])
+        other = plan in ranks
+        if other and not all_orders:
+            continue
+        ranks.setdefault(plan, len(ranks))
         rows = by_step.loc[seq["solution"]]
-        out.append(
-            (
-                int(seq["plan"]),
-                rank,
-                bool(other),
-                float(seq["cost"]),
-                tuple(str(a) for a in rows["action"]),
-                tuple(rows[column].to_numpy(dtype=float).tolist()),
-            )
-        )
+        lines.append((plan, ranks[plan], other, float(seq["cost"]), rows))
+        if len(lines) == max_solutions:
+            break
+    if column == "target_proba":
+        where = f"instance {steps['instance'].iloc[0]!r}"
+        check_proba(pd.concat([line[-1] for line in lines]), where)
+    out = []
+    # the orders of a plan next to each other (stable: cheapest first)
+    for plan, rank, other, cost, rows in sorted(lines, key=lambda line: line[1]):
+        actions = tuple(str(a) for a in rows["action"])
+        proba = tuple(rows[column].to_numpy(dtype=float).tolist())
+        out.append((plan, rank, other, cost, actions, proba))
     columns = ["plan", "rank", "other", "cost", "actions", "proba"]
     return pd.DataFrame(out, columns=columns)
 
@@ -336,14 +312,6 @@ def pareto_points(steps, y):
     table["other"] = table.groupby(["plan", "cost", "y"])["other"].transform("all")
     columns = ["solution", "plan", "length", "cost", "y", "other"]
     return table[columns].astype({"plan": int, "length": int})
-
-
-def looks_dominated(points):
-    """Which points another beats on both drawn axes (cost and distance)."""
-    values = points[["cost", "y"]].to_numpy(dtype=float)
-    no_worse = (values[:, None, :] >= values[None, :, :]).all(axis=2)
-    better = (values[:, None, :] > values[None, :, :]).any(axis=2)
-    return (no_worse & better).any(axis=1)
 
 
 def plural(n, noun):

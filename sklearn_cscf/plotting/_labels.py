@@ -28,10 +28,9 @@ _RADII = (5.0, 12.0, 20.0, 30.0, 42.0, 56.0, 72.0, 90.0)  # points
 def _candidates(radii=_RADII, center=False):
     """``(dx, dy, ha, va, radius)`` label positions, in points, nearest first."""
     out = [(0.0, 0.0, "center", "center", 0.0)] if center else []
-    for radius in radii:
-        out += [
-            (ux * radius, uy * radius, ha, va, radius) for ux, uy, ha, va in _DIRECTIONS
-        ]
+    out += [
+        (ux * r, uy * r, ha, va, r) for r in radii for ux, uy, ha, va in _DIRECTIONS
+    ]
     return out
 
 
@@ -43,24 +42,14 @@ def _box(x, y, width, height, ha, va):
 
 def _overlap(box, boxes):
     """Area of ``box`` shared with each row of ``boxes`` (x0, y0, x1, y1)."""
-    if len(boxes) == 0:
-        return np.zeros(0)
     width = np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0])
     height = np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1])
     return np.clip(width, 0, None) * np.clip(height, 0, None)
 
 
 def _inside(box, points):
-    if len(points) == 0:
-        return 0
-    return int(
-        (
-            (points[:, 0] >= box[0])
-            & (points[:, 0] <= box[2])
-            & (points[:, 1] >= box[1])
-            & (points[:, 1] <= box[3])
-        ).sum()
-    )
+    """How many of ``points`` (rows x, y) lie in ``box``."""
+    return int(((points >= box[:2]) & (points <= box[2:])).all(axis=1).sum())
 
 
 def _line_samples(lines, spacing):
@@ -84,8 +73,6 @@ def _crossings(anchor, box, pieces, near):
     """How many line samples ``pieces`` lie on the leader from ``anchor`` to
     the nearest point of ``box`` (within ``near`` pixels of it), leaving out
     those at the anchor itself."""
-    if len(pieces) == 0:
-        return 0
     end = np.clip(anchor, box[:2], box[2:])
     span = end - anchor
     length2 = float(span @ span)
@@ -123,9 +110,8 @@ def _layout_class():
             self.labels = list(labels)
             self.points = np.asarray(points, dtype=float).reshape(-1, 2)
             # half the width of the marker at each point, in points
-            self.sizes = np.full(len(self.points), 3.0)
-            if sizes is not None:
-                self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
+            sizes = np.full(len(self.points), 3.0) if sizes is None else sizes
+            self.sizes = np.asarray(sizes, dtype=float).reshape(-1)
             self.lines = list(lines)
             self.candidates = candidates or _candidates()
             self.pad = pad  # points around each label kept free
@@ -137,20 +123,17 @@ def _layout_class():
             ax = self.axes
             pixels = renderer.points_to_pixels(1.0)
             frame = np.asarray(ax.bbox.extents)
-            points = ax.transData.transform(self.points) if len(self.points) else []
-            markers = np.array(
-                [
-                    [x - r * pixels, y - r * pixels, x + r * pixels, y + r * pixels]
-                    for (x, y), r in zip(points, self.sizes)
-                ]
-            ).reshape(-1, 4)
+            points = self.points
+            if len(points):
+                points = ax.transData.transform(points)
+            half = (self.sizes * pixels)[:, None]  # each marker's box
+            markers = np.hstack([points - half, points + half])
             pieces, owners = _line_samples(self.lines, 3.0 * pixels)
             placed = np.zeros((0, 4))
             pad = self.pad * pixels
             for label in self.labels:
                 label.xyann = (0.0, 0.0)
-                label.set_horizontalalignment("left")
-                label.set_verticalalignment("bottom")
+                label.set(horizontalalignment="left", verticalalignment="bottom")
                 label.update_positions(renderer)
                 extent = Text.get_window_extent(label, renderer)
                 width, height = extent.width + 2 * pad, extent.height + 2 * pad
@@ -164,20 +147,13 @@ def _layout_class():
                 for dx, dy, ha, va, radius in self.candidates:
                     box = _box(x + dx * pixels, y + dy * pixels, width, height, ha, va)
                     # shift the padded box so that the text keeps its anchor
-                    box += np.array(
-                        [
-                            {"left": -pad, "center": 0, "right": pad}[ha],
-                            {"bottom": -pad, "center": 0, "top": pad}[va],
-                        ]
-                        * 2
-                    )
+                    dx_pad = {"left": -pad, "center": 0, "right": pad}[ha]
+                    dy_pad = {"bottom": -pad, "center": 0, "top": pad}[va]
+                    box += np.array([dx_pad, dy_pad, dx_pad, dy_pad])
                     clash = _overlap(box, placed).sum()
                     outside = 0.0
                     if not (
-                        box[0] >= frame[0]
-                        and box[1] >= frame[1]
-                        and box[2] <= frame[2]
-                        and box[3] <= frame[3]
+                        (box[:2] >= frame[:2]).all() and (box[2:] <= frame[2:]).all()
                     ):
                         outside = width * height - _overlap(box, frame[None])[0]
                     crossed = 0
@@ -199,8 +175,7 @@ def _layout_class():
                         break  # free: nothing nearer can be better
                 dx, dy, ha, va, radius, box = best
                 label.xyann = (dx, dy)
-                label.set_horizontalalignment(ha)
-                label.set_verticalalignment(va)
+                label.set(horizontalalignment=ha, verticalalignment=va)
                 if label.arrow_patch is not None:
                     label.arrow_patch.set_visible(radius > self.candidates[0][4] + 1)
                 placed = np.vstack([placed, box])
@@ -247,5 +222,4 @@ def place_labels(ax, labels, *, points=(), sizes=None, lines=(), center=False):
     layout = _layout_class()(
         labels, points=points, lines=lines, candidates=candidates, sizes=sizes
     )
-    ax.add_artist(layout)
-    return layout
+    return ax.add_artist(layout)

@@ -5,9 +5,10 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf._selection import non_dominated
+from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 # short lines: the labels fit a short panel of a grid
 _GOWER_LABEL = (
@@ -23,14 +24,11 @@ _Y_LABELS = {
 # the front is 3-D (cost, distance, tweak counts) and the picture 2-D
 _NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
     "y": [StrOptions(set(_Y_LABELS))],
     "highlight": [pd.DataFrame, Integral, None],
     "subject": [str],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("scatter_kw", "text_kw", "legend_kw")}
 
 
 class ParetoFrontDisplay(Display):
@@ -113,7 +111,7 @@ class ParetoFrontDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "scatter_kw", "text_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
@@ -194,8 +192,6 @@ class ParetoFrontDisplay(Display):
         display : ParetoFrontDisplay
             This display, with its ``ax_``, ``figure_`` and artists.
         """
-        from matplotlib.lines import Line2D
-
         ax = self._axes(ax)
         points = self.points
         values = points[["cost", "y"]].to_numpy(dtype=float)
@@ -207,7 +203,7 @@ class ParetoFrontDisplay(Display):
             group = points[points["length"] == length].sort_values(
                 "other", ascending=False, kind="stable"
             )
-            label = f"{length} step{'s' if length != 1 else ''}"
+            label = _data.plural(length, "step")
             style = {
                 "s": 45,
                 "facecolors": [(1, 1, 1, 1) if o else color for o in group["other"]],
@@ -216,26 +212,18 @@ class ParetoFrontDisplay(Display):
                 "zorder": 3,
                 "label": label,
             }
-            self.scatters_[int(length)] = ax.scatter(
-                group["cost"],
-                group["y"],
-                **_style.merged(style, scatter_kw, "collection"),
-            )
-            handles.append(Line2D([], [], ls="", marker="o", color=color, label=label))
+            style = _style.merged(style, scatter_kw, "collection")
+            self.scatters_[int(length)] = ax.scatter(group["cost"], group["y"], **style)
+            handles.append(_style.handle(marker="o", color=color, label=label))
         if points["other"].any():
             handles.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="",
-                    marker="o",
-                    mfc="white",
-                    mec="0.3",
-                    label="another order of a plan",
+                _style.handle(
+                    marker="o", mfc="white", mec="0.3", label="another order of a plan"
                 )
             )
-        if self.y == "gower_distance" and _data.looks_dominated(points).any():
-            handles.append(Line2D([], [], ls="", label=_NOT_DRAWN))
+        # a point another beats on both drawn axes (cost and distance)
+        if self.y == "gower_distance" and not non_dominated(values).all():
+            handles.append(_style.handle(label=_NOT_DRAWN))
         sizes = np.full(len(values), 3.0)
         if self.chosen is not None:
             at = (points["solution"] == self.chosen).to_numpy()
@@ -250,10 +238,7 @@ class ParetoFrontDisplay(Display):
                 zorder=4,
             )
             handles.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="",
+                _style.handle(
                     marker="o",
                     markersize=_style.CHOSEN_SIZE,
                     mfc="none",
@@ -271,15 +256,11 @@ class ParetoFrontDisplay(Display):
             style = {}
             if self.chosen is not None and (group["solution"] == self.chosen).any():
                 style = {"color": _style.CHOSEN_COLOR, "fontweight": "bold"}
-            self.texts_.append(
-                _labels.annotate(
-                    ax, text, (cost, y), **_style.merged(style, text_kw, "text")
-                )
-            )
+            style = _style.merged(style, text_kw, "text")
+            self.texts_.append(_labels.annotate(ax, text, (cost, y), **style))
         _labels.place_labels(ax, self.texts_, points=values, sizes=sizes)
         ax.margins(0.12)
         ax.set_xlabel(_COST_LABEL)
         ax.set_ylabel(_Y_LABELS[self.y])
-        style = {"fontsize": "small", "title": "length", **_style.LEGEND}
-        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        self._legend(ax, "length", legend_kw, handles)
         return self._finish(ax, self.title)

@@ -6,13 +6,12 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _STATISTICS = {"mean": np.mean, "median": np.median}
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "measure": [StrOptions({"level", "change"})],
     "statistic": [StrOptions(set(_STATISTICS))],
     "solutions": [StrOptions({"all", "cheapest"})],
@@ -24,9 +23,7 @@ _PARAMS = {
     "colors": [Mapping, None],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
     "target_name": [str, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("errorbar_kw", "threshold_kw", "legend_kw")}
 
 
 class ProbabilityByStepDisplay(Display):
@@ -129,7 +126,7 @@ class ProbabilityByStepDisplay(Display):
         self.subtitle = subtitle
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "errorbar_kw", "threshold_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
@@ -209,7 +206,7 @@ class ProbabilityByStepDisplay(Display):
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )
-        palette = _style.colors_for(sorted(ok["action"].astype(str).unique()), colors)
+        palette = _style.colors_for(ok, colors)
         display = cls(
             statistics,
             colors=palette,
@@ -263,11 +260,8 @@ class ProbabilityByStepDisplay(Display):
         self.errorbars_, self.singles_, self.threshold_line_ = {}, [], None
         for k, name in enumerate(names):
             rows = stats[stats["action"] == name]
-            x = rows["step"].to_numpy(dtype=float)
-            x += (k - (len(names) - 1) / 2) * dodge
-            centre = rows["value"].to_numpy(dtype=float)
-            low = rows["low"].to_numpy(dtype=float)
-            high = rows["high"].to_numpy(dtype=float)
+            x = rows["step"].to_numpy(dtype=float) + (k - (len(names) - 1) / 2) * dodge
+            centre, low, high = rows[["value", "low", "high"]].to_numpy(dtype=float).T
             taken = int(rows["taken"].iloc[0])
             marker = _style.MARKERS[k % len(_style.MARKERS)]
             style = {
@@ -276,16 +270,13 @@ class ProbabilityByStepDisplay(Display):
                 "markersize": 5,
                 "capsize": 3,
                 "lw": 1.4,
-                "label": f"{name} ({taken} step{'s' if taken != 1 else ''})",
+                "label": f"{name} ({_data.plural(taken, 'step')})",
             }
             if len(names) > 5:  # many actions: thin dotted joins, plain bars
                 style.update(lw=0.9, ls=":", elinewidth=1.2)
-            self.errorbars_[name] = ax.errorbar(
-                x,
-                centre,
-                yerr=[centre - low, high - centre],
-                **_style.merged(style, errorbar_kw, "line"),
-            )
+            style = _style.merged(style, errorbar_kw, "line")
+            yerr = [centre - low, high - centre]
+            self.errorbars_[name] = ax.errorbar(x, centre, yerr=yerr, **style)
             # a point resting on one step has no interval: hollow, not certain
             alone = rows["n"].to_numpy() == 1
             if alone.any():
@@ -299,20 +290,13 @@ class ProbabilityByStepDisplay(Display):
                     mec=self.colors[name],
                     zorder=3,
                 )
-        style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5}
         if self.measure == "level":
             if self.threshold is not None:
-                style.update(ls="--", label=f"decision threshold {self.threshold:g}")
-                self.threshold_line_ = ax.axhline(
-                    self.threshold, **_style.merged(style, threshold_kw, "line")
-                )
+                self._threshold_line(ax, threshold_kw)
             ax.set_ylim(-0.02, 1.02)
             ylabel = f"{self.statistic} {self.proba_name} after the step"
         else:
-            style["lw"] = 0.8
-            self.threshold_line_ = ax.axhline(
-                0.0, **_style.merged(style, threshold_kw, "line")
-            )
+            self._threshold_line(ax, threshold_kw, 0.0, lw=0.8)
             ylabel = f"{self.statistic} change of {self.proba_name} over the step"
         ax.set_ylabel(_style.wrap(ylabel, width=40))
         last = int(stats["step"].max())
@@ -321,14 +305,10 @@ class ProbabilityByStepDisplay(Display):
         ax.set_xlabel("step position")
         handles, texts = ax.get_legend_handles_labels()
         if self.singles_:
-            from matplotlib.lines import Line2D
-
-            handles.append(Line2D([], [], ls="", marker="o", mfc="white", mec="0.3"))
+            handles.append(_style.handle(marker="o", mfc="white", mec="0.3"))
             texts.append("one step only (no interval)")
-        style = {"fontsize": "small", "title": "action (steps taken)", **_style.LEGEND}
-        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+        self._legend(ax, "action (steps taken)", legend_kw, handles, texts)
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
         if self.subtitle:
             subtitle = f"{self.subtitle}; {subtitle}"
-        title = f"Target probability by step, per action\n{subtitle}"
-        return self._finish(ax, title)
+        return self._finish(ax, f"Target probability by step, per action\n{subtitle}")

@@ -6,21 +6,18 @@ import numpy as np
 
 from sklearn_cscf._frames import format_cost, is_ok
 from sklearn_cscf._selection import choose_plan, summarize_recourse
-from sklearn_cscf._sklearn_compat import StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _PARAMS = {
-    "explanations": "no_validation",  # checked by choose_plan, in its own words
     "method": [StrOptions({"knee", "weighted", "cheapest"})],
     # checked by choose_plan, which takes them on
     "objectives": "no_validation",
     "weights": "no_validation",
     "max_steps": "no_validation",
     "colors": [Mapping, None],
-    "ax": "no_validation",
 }
-_KW = {name: [dict, None] for name in ("bar_kw", "legend_kw")}
 
 
 class RecourseSummaryDisplay(Display):
@@ -94,7 +91,7 @@ class RecourseSummaryDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "bar_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
@@ -154,9 +151,7 @@ class RecourseSummaryDisplay(Display):
                 f"{counts.to_dict()})."
             )
         every = explanations[is_ok(explanations)]
-        palette = _style.colors_for(
-            sorted(every["action"].astype(str).unique()), colors
-        )
+        palette = _style.colors_for(every, colors)
         n_people = chosen[is_ok(chosen)]["instance"].nunique()
         once = (every.groupby("instance")["solution"].nunique() <= 1).all()
         how = (
@@ -165,20 +160,15 @@ class RecourseSummaryDisplay(Display):
             else "each person's plan chosen by "
             + _data.choice_text(method, objectives, weights, max_steps)
         )
-        subtitle = (
-            f"{n_people} of {chosen['instance'].nunique()} people have a chosen plan"
-        )
+        people = chosen["instance"].nunique()
+        subtitle = f"{n_people} of {people} people have a chosen plan"
         without = chosen.loc[~is_ok(chosen)].drop_duplicates("instance")
         if len(without):
             counts = without["status"].astype(str).value_counts()
             counts = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
             subtitle += "; without one: " + ", ".join(f"{n} {k}" for k, n in counts)
-        display = cls(
-            summary,
-            colors=palette,
-            n_people=n_people,
-            title=f"Actions in {how}\n{subtitle}",
-        )
+        title = f"Actions in {how}\n{subtitle}"
+        display = cls(summary, colors=palette, n_people=n_people, title=title)
         return display.plot(ax=ax, bar_kw=bar_kw, legend_kw=legend_kw)
 
     def plot(self, ax=None, *, bar_kw=None, legend_kw=None):
@@ -244,14 +234,11 @@ class RecourseSummaryDisplay(Display):
                     label="at a later step",
                 )
             )
-        style = {"fontsize": "small", "title": "taken", **_style.LEGEND}
-        self.legend_ = ax.legend(handles=handles, **_style.merged(style, legend_kw))
+        self._legend(ax, "taken", legend_kw, handles)
         people = "people" if self.n_people != 1 else "person"
-        ax.set_xlabel(
-            _style.wrap(
-                ax=ax,
-                text=f"share of the {self.n_people} {people} with a chosen plan "
-                "whose plan takes the action",
-            )
+        xlabel = (
+            f"share of the {self.n_people} {people} with a chosen plan whose plan "
+            "takes the action"
         )
+        ax.set_xlabel(_style.wrap(xlabel, ax=ax))
         return self._finish(ax, self.title)

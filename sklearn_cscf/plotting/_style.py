@@ -65,31 +65,29 @@ def _room(ax, room_left):
     return points
 
 
-def wrap(text, ax=None, fontsize="medium", width=WRAP, room_left=True):
+def wrap(text, ax=None, width=WRAP):
     """Each line of ``text`` wrapped at ``width`` characters, or sooner: at
     about as many as fit over ``ax`` (at least 16), so that an axis label
-    of a narrow panel of a grid is not cut off. ``room_left=False``: the
-    axes have nothing on their left (no tick labels) over which centred
-    text could reach."""
+    of a narrow panel of a grid is not cut off."""
     if ax is not None:
         from matplotlib.font_manager import FontProperties
 
-        size = FontProperties(size=fontsize).get_size_in_points()
-        fits = int(_room(ax, room_left) / (0.55 * size))
+        size = FontProperties(size="medium").get_size_in_points()
+        fits = int(_room(ax, room_left=True) / (0.55 * size))
         width = max(16, min(width, fits))
     return "\n".join(
         textwrap.fill(line, width, break_on_hyphens=False) for line in text.split("\n")
     )
 
 
-def fit(text, ax, fontsize="medium", room_left=True):
+def fit(text, ax, room_left=True):
     """Each line of a title shortened, with an ellipsis, to what fits over
     ``ax`` (measured in the title's font): a title keeps its lines in a
     narrow panel instead of wrapping onto many."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
-    font, measure = FontProperties(size=fontsize), TextToPath()
+    font, measure = FontProperties(size="medium"), TextToPath()
     room = max(_room(ax, room_left), 8 * font.get_size_in_points())
 
     def width(line):
@@ -158,20 +156,27 @@ def action_colors(actions):
     from matplotlib.colors import to_hex
 
     names = list(dict.fromkeys(str(getattr(a, "name", a)) for a in actions))
-    if len(names) <= 10:
-        palette = [colormaps["tab10"](i) for i in range(len(names))]
-    elif len(names) <= 20:
-        palette = [colormaps["tab20"](i) for i in range(len(names))]
+    n = len(names)
+    if n <= 20:
+        palette = [colormaps["tab10" if n <= 10 else "tab20"](i) for i in range(n)]
     else:
-        palette = [colormaps["hsv"](i / len(names)) for i in range(len(names))]
+        palette = [colormaps["hsv"](i / n) for i in range(n)]
     return {name: to_hex(color) for name, color in zip(names, palette)}
 
 
-def colors_for(names, colors):
-    """The colours of ``names``: from ``colors`` (a mapping, checked by the
-    public functions' validate_params) or sorted by name."""
+def handle(**style):
+    """A legend entry drawn without a line (a marker, or nothing)."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], ls="", **style)
+
+
+def colors_for(rows, colors):
+    """The colours of the actions of ``rows``: from ``colors`` (a mapping,
+    checked by the public functions' validate_params) or sorted by name."""
+    names = sorted(rows["action"].astype(str).unique())
     if colors is None:
-        return action_colors(sorted(names))
+        return action_colors(names)
     missing = sorted(set(names) - set(colors))
     if missing:
         raise ValueError(f"colors has no colour for the action(s) {missing}.")

@@ -7,12 +7,11 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._frames import format_cost, is_regression, target_range
-from sklearn_cscf._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
-from sklearn_cscf.plotting._base import Display
+from sklearn_cscf.plotting._base import Display, validated
 
 _PARAMS = {
-    "explanations": "no_validation",  # checked by _data, in its own words
     "instance": "no_validation",  # any label of the frame
     "initial_proba": [Real, pd.Series, Mapping, "array-like", None],
     "max_solutions": [Interval(Integral, 1, None, closed="left")],
@@ -22,10 +21,6 @@ _PARAMS = {
     "step_labels": [StrOptions({"auto", "names", "keys"})],
     "subject": [str],
     "target_name": [str, None],
-    "ax": "no_validation",
-}
-_KW = {
-    name: [dict, None] for name in ("line_kw", "text_kw", "threshold_kw", "legend_kw")
 }
 
 
@@ -125,7 +120,7 @@ class TargetProbabilityDisplay(Display):
         self.title = title
 
     @classmethod
-    @validate_params({**_PARAMS, **_KW}, prefer_skip_nested_validation=True)
+    @validated(_PARAMS, "line_kw", "text_kw", "threshold_kw", "legend_kw")
     def from_explanations(
         cls,
         explanations,
@@ -195,11 +190,9 @@ class TargetProbabilityDisplay(Display):
             explanations, instance, {"target_proba", "sequence_cost"}
         )
         regression = is_regression(steps)
-        p0 = None
-        if initial_proba is not None:
-            p0 = _data.initial_lookup(
-                initial_proba, explanations, [instance], bounded=not regression
-            )[instance]
+        p0 = _data.initial_lookup(  # None without initial_proba
+            initial_proba, explanations, [instance], bounded=not regression
+        ).get(instance)
         sequences = _data.sequences(steps)
         column = "prediction" if regression else "target_proba"
         lines = _data.plan_lines(steps, sequences, max_solutions, all_orders, column)
@@ -285,22 +278,14 @@ class TargetProbabilityDisplay(Display):
                 "marker": _style.MARKERS[line.rank % len(_style.MARKERS)],
                 "markersize": 6,
                 "mfc": "white" if line.other else color,
-                "label": (
-                    f"{name} other order, cost {cost}"
-                    if line.other
-                    else f"{name} cost {cost}"
-                ),
+                "label": f"{name} {'other order, ' if line.other else ''}cost {cost}",
             }
             self.lines_ += ax.plot(x, y, **_style.merged(style, line_kw, "line"))
-            start = 1 if p0 is not None else 0
+            start = 1 - first  # the labels name the steps, not the start
+            look = _style.merged({"color": color}, text_kw, "text")
             for xi, yi, action in zip(x[start:], y[start:], line.actions):
                 points.append((xi, yi))
-                label = _labels.annotate(
-                    ax,
-                    keys.get(action, action),
-                    (xi, yi),
-                    **_style.merged({"color": color}, text_kw, "text"),
-                )
+                label = _labels.annotate(ax, keys.get(action, action), (xi, yi), **look)
                 label.line = self.lines_[-1]  # its leader need not avoid it
                 self.texts_.append(label)
         if p0 is not None:
@@ -309,23 +294,12 @@ class TargetProbabilityDisplay(Display):
             )
             points.append((0.0, p0))
         if self.threshold is not None:
-            style = {
-                "ls": "--",
-                "lw": 1,
-                "color": _style.THRESHOLD_COLOR,
-                "zorder": 0.5,
-                "label": f"decision threshold {self.threshold:g}",
-            }
-            self.threshold_line_ = ax.axhline(
-                self.threshold, **_style.merged(style, threshold_kw, "line")
-            )
+            self._threshold_line(ax, threshold_kw)
         avoid = self.lines_ + ([self.threshold_line_] if self.threshold_line_ else [])
         _labels.place_labels(ax, self.texts_, points=points, lines=avoid)
         longest = max(len(proba) for proba in self.lines["proba"])
-        ax.set_xticks(range(first, longest + 1))
-        ax.set_xticklabels(
-            ["now" if t == 0 else str(t) for t in range(first, longest + 1)]
-        )
+        ticks = range(first, longest + 1)
+        ax.set_xticks(ticks, ["now" if t == 0 else str(t) for t in ticks])
         xs = np.concatenate([line.get_xdata() for line in self.lines_])
         ax.set_xlim(
             min(first - 0.35, xs.min() - 0.2), max(longest + 0.6, xs.max() + 0.3)
@@ -353,15 +327,12 @@ class TargetProbabilityDisplay(Display):
             ax.set_ylim(bottom, top)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
-        style = {"fontsize": "small", "title": "plan", **_style.LEGEND}
-        handles, texts = ax.get_legend_handles_labels()
+        title, (handles, texts) = "plan", ax.get_legend_handles_labels()
         if keys:  # what each letter at the points stands for
-            from matplotlib.lines import Line2D
-
-            handles += [Line2D([], [], ls="", marker="") for _ in keys]
+            handles += [_style.handle(marker="") for _ in keys]
             texts += [f"{key}  {name}" for name, key in keys.items()]
-            style["title"] = "plan; actions at the points"
-        self.legend_ = ax.legend(handles, texts, **_style.merged(style, legend_kw))
+            title = "plan; actions at the points"
+        self._legend(ax, title, legend_kw, handles, texts)
         return self._finish(ax, self.title)
 
 
