@@ -3,9 +3,11 @@ own steps.
 
 For every reported sequence of two to four steps, each other order of the same
 steps (each step setting the same value) is replayed with
-:func:`sklearn_cscf.replay` on the paper's own Adult network and its 100
-instances at the paper's budget (``bench_reference.py``'s assets,
-``--reference-dir``). The script
+:func:`sklearn_cscf.replay`. ``--problem network`` (the default): the paper's
+own Adult network and its 100 instances at the paper's budget
+(``bench_reference.py``'s assets, ``--reference-dir``); ``german`` and
+``adult``: the main job's models on 64 rejected test rows at the default
+budget (``bench_consistency.py``'s problems). The script
 counts the other orders that replay valid (every constraint holds and the
 model accepts the final state) and are strictly cheaper (by more than 1e-9
 relative): none should be, since such an order reaches the same final state at
@@ -15,7 +17,7 @@ a lower cost and so dominates the reported one.
 (``max_plans=None, all_orders=True``, as ``docs/paper.md`` does); by default
 over the explainer's default output.
 
-    python benchmarks/bench_orders.py [--seed 0] [--whole-front]
+    python benchmarks/bench_orders.py [--problem network] [--seed 0] [--whole-front]
 """
 
 import argparse
@@ -24,15 +26,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_reference import (
-    DEFAULT_REFERENCE,
-    ReferenceNetwork,
-    reference_actions,
-    training_rows,
-)
+from bench_consistency import DEFAULT_ROWS, problem
+from bench_reference import DEFAULT_REFERENCE
 
 from sklearn_cscf import SequentialCounterfactualExplainer, replay
-from sklearn_cscf.datasets import adult_feature_graph
 
 CHECKS = ["in_space", "in_direction", "precondition", "postcondition"]
 TOLERANCE = 1e-9
@@ -62,27 +59,37 @@ def other_orders(ok):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problem", choices=sorted(DEFAULT_ROWS), default="network")
     parser.add_argument("--reference-dir", type=Path, default=DEFAULT_REFERENCE)
-    parser.add_argument("--n-instances", type=int, default=100)
+    parser.add_argument("--n-instances", type=int, help="default: all (64)")
     parser.add_argument("--population-size", type=int, default=500)
-    parser.add_argument("--generations", type=int, default=150)
+    parser.add_argument(
+        "--generations",
+        type=lambda text: text if text == "auto" else int(text),
+        help="default: 150 on the network (the paper's), auto on the others",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--whole-front", action="store_true")
     args = parser.parse_args(argv)
-    network = ReferenceNetwork(args.reference_dir)
-    instances = network.instances(args.reference_dir).head(args.n_instances)
+    n_rows = args.n_instances or DEFAULT_ROWS[args.problem]
+    estimator, actions, graph, X_fit, instances = problem(
+        args.problem, n_rows, args.reference_dir
+    )
+    generations = args.generations
+    if generations is None:
+        generations = 150 if args.problem == "network" else "auto"
     whole = {"max_plans": None, "all_orders": True} if args.whole_front else {}
     explainer = SequentialCounterfactualExplainer(
-        network,
-        actions=reference_actions(),
-        feature_graph=adult_feature_graph(),
+        estimator,
+        actions=actions,
+        feature_graph=graph,
         population_size=args.population_size,
-        n_generations=args.generations,
+        n_generations=generations,
         n_jobs=args.n_jobs,
         random_state=args.seed,
         **whole,
-    ).fit(training_rows(instances))
+    ).fit(X_fit)
     frame = explainer.explain(instances)
     ok = frame[frame["status"] == "ok"]
     others, origin = other_orders(ok)
@@ -99,7 +106,7 @@ def main(argv=None):
     what = "whole front" if args.whole_front else "default output"
     n_sequences = ok.groupby(["instance", "solution"]).ngroups
     print(
-        f"The paper's network, {len(instances)} rows, seed {args.seed}, {what}: "
+        f"{args.problem}, {len(instances)} rows, seed {args.seed}, {what}: "
         f"{n_sequences} sequences, {len(origin)} other orders of their steps "
         f"replayed, {len(dearer)} valid and cheaper than the reported order."
     )
