@@ -10,6 +10,9 @@ trying (those seen in training, or every value of a list).
 
 import numpy as np
 
+# halvings of the key interval with which a range finds the key of a value
+KEY_BISECTIONS = 60
+
 
 class RangeSpace:
     """A numeric range ``[low, high]``, optionally on a grid of ``step``."""
@@ -110,6 +113,18 @@ class RangeSpace:
             keys = (position + 0.5) / count[:, None]
             inside = (position >= 0) & (position < count[:, None])
         return np.where(inside, keys, np.nan)
+
+    def key_of(self, value, current):
+        """A value key with which the step sets ``value`` from ``current``
+        exactly (NaN where none does): values grow with the key, so the least
+        key reaching the value, by bisection."""
+        low, high = np.zeros(value.shape), np.ones(value.shape)
+        for _ in range(KEY_BISECTIONS):
+            middle = (low + high) / 2
+            below = self.interpolate(middle, current)[0] < value
+            low, high = np.where(below, middle, low), np.where(below, high, middle)
+        reached, valid = self.interpolate(high, current)
+        return np.where(valid & (reached == value), high, np.nan)
 
     @property
     def two_sided(self):
@@ -220,6 +235,14 @@ class DiscreteSpace:
         if self.rank_of_code is None:
             return np.where(np.isnan(current), np.nan, key)
         return np.where(current < 0, np.nan, key)
+
+    def key_of(self, value, current):
+        """A value key with which the step sets ``value`` from ``current``
+        (NaN where none does): the key of its slot among the reachable
+        values."""
+        slot = self.values[None, :] == value[:, None]
+        keys = self.scan_keys(current)[np.arange(value.size), slot.argmax(axis=1)]
+        return np.where(slot.any(axis=1), keys, np.nan)
 
     @property
     def two_sided(self):

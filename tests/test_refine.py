@@ -71,6 +71,37 @@ def test_value_count_is_what_interpolate_reaches(space):
         assert count == reached, (value, count, reached)
 
 
+@pytest.mark.parametrize(
+    "space",
+    [
+        RangeSpace(0, 10, "any"),
+        RangeSpace(0, 10, "increase"),
+        RangeSpace(0, 10, "decrease", 0.7),
+        RangeSpace(0, 10, "any", 2.5),
+        DiscreteSpace([1.0, 3.0, 5.0, 9.0], "increase"),
+        DiscreteSpace([1.0, 3.0, 5.0, 9.0], "any"),
+        DiscreteSpace([2.0, 0.0, 1.0], "increase", np.array([1, 2, 0, -1])),
+    ],
+)
+def test_key_of_finds_the_key_of_each_reachable_value(space):
+    # refinement's last pass sets each step's value again from another state
+    rng = np.random.default_rng(0)
+    current = np.array([0.0, 1.0, 2.0, 4.2, 9.0])
+    if getattr(space, "rank_of_code", None) is not None:
+        current = np.array([0.0, 1.0, 2.0])  # category codes
+    keys = rng.uniform(0, 1, 200)
+    for value in current:
+        start = np.full(keys.shape, value)
+        values, valid = space.interpolate(keys, start)
+        found = space.key_of(values, start)
+        # every reachable value is found, and set exactly
+        assert np.isfinite(found[valid]).all()
+        again, _ = space.interpolate(np.nan_to_num(found[valid]), start[valid])
+        np.testing.assert_array_equal(again, values[valid])
+    # a value out of reach has no key
+    assert np.isnan(space.key_of(np.array([-5.0]), np.array([current[-1]])))[0]
+
+
 def test_the_far_keys_and_the_sides_of_a_space():
     assert RangeSpace(0, 10, "increase").far_keys(8) == [1.0]
     assert RangeSpace(0, 10, "any").far_keys(8) == [0.0, 1.0]

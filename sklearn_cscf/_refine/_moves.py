@@ -25,7 +25,6 @@ from sklearn_cscf._refine._fit import (
     pull_back,
     without,
 )
-from sklearn_cscf._spaces import DiscreteSpace
 
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
@@ -45,8 +44,6 @@ INSERT_SHARES = (1 / 32, 1 / 4)
 REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 # rounds of the joint move, at most
 JOINT_ROUNDS = 24
-# halvings of the key interval that find the key of a value again
-KEY_BISECTIONS = 60
 
 
 def other_orders(trials, owner, keys):
@@ -121,7 +118,7 @@ def reordered(block, owner, keys):
     sources, orders, targets = [], [], []
     for length in np.unique(paths.lengths).tolist():
         rows = np.flatnonzero(paths.lengths == length)
-        for move in _other_orders_of(length) if length >= 2 else []:
+        for move in _other_orders_of(length):  # none below two steps
             new = paths.order[rows].copy()
             new[:, :length] = paths.order[rows][:, list(move)]
             target = paths.new_values[rows].copy()
@@ -143,30 +140,13 @@ def reordered(block, owner, keys):
             rows = np.flatnonzero(order[:, step] == a)
             action = problem.actions[a]
             current = state[rows, action.feature]
-            key = _key_of(action.space, target[rows, step], current)
+            key = action.space.key_of(target[rows, step], current)
             found[rows] &= np.isfinite(key)
             key = np.nan_to_num(key)
             values[rows, a] = key
             state[rows] = action.apply(state[rows], key)[0]
     new_keys = genotypes_of(order, values, n_actions)
     return source[found], new_keys[found]
-
-
-def _key_of(space, value, current):
-    """A value key with which ``space`` sets ``value`` from ``current`` (NaN
-    where none does exactly)."""
-    if isinstance(space, DiscreteSpace):
-        slot = space.values[None, :] == value[:, None]
-        keys = space.scan_keys(current)[np.arange(value.size), slot.argmax(axis=1)]
-        return np.where(slot.any(axis=1), keys, np.nan)
-    # values grow with the key: the least key reaching the value
-    low, high = np.zeros(value.shape), np.ones(value.shape)
-    for _ in range(KEY_BISECTIONS):
-        middle = (low + high) / 2
-        below = space.interpolate(middle, current)[0] < value
-        low, high = np.where(below, middle, low), np.where(below, high, middle)
-    reached, valid = space.interpolate(high, current)
-    return np.where(valid & (reached == value), high, np.nan)
 
 
 def joint_moves(trials, owner, keys):
