@@ -14,7 +14,8 @@ relative): none should be, since such an order reaches the same final state at
 a lower cost and so dominates the reported one.
 
 ``--whole-front`` counts over every Pareto-optimal sequence
-(``max_plans=None, all_orders=True``, as ``docs/paper.md`` does); by default
+(``max_plans=None, all_orders=True, all_values=True``, as ``docs/paper.md``
+does); by default
 over the explainer's default output.
 
     python benchmarks/bench_orders.py [--problem network] [--seed 0] [--whole-front]
@@ -79,7 +80,9 @@ def main(argv=None):
     generations = args.generations
     if generations is None:
         generations = 150 if args.problem == "network" else "auto"
-    whole = {"max_plans": None, "all_orders": True} if args.whole_front else {}
+    whole = {}
+    if args.whole_front:
+        whole = {"max_plans": None, "all_orders": True, "all_values": True}
     explainer = SequentialCounterfactualExplainer(
         estimator,
         actions=actions,

@@ -7,8 +7,8 @@ the worst it can do is be refused.
 
 - The manifest records the run's fingerprint (a digest of what decides the
   answers: the actions, the graph, the objectives, the search settings, the
-  encoded rows, their labels, the seed, ``max_plans``/``all_orders`` and the
-  model's type; sets in a fixed order, and never how the model pickles, so
+  encoded rows, their labels, the seed, ``max_plans``/``all_orders``/``all_values``
+  and the model's type; sets in a fixed order, and never how the model pickles, so
   that its counters, caches and the order of its sets do not count), the
   run's seed entropy, and for each piece its file name, its size, its rows
   and the SHA-256 of its bytes. Each piece also keeps the model's answers
@@ -217,8 +217,8 @@ class Checkpoint:
                 raise ValueError(
                     f"checkpoint {str(self.path)!r} holds the results of another "
                     "run (another model or one answering otherwise, other "
-                    "actions or parameters, other rows, or another max_plans "
-                    "or all_orders); pass a new directory, or delete its "
+                    "actions or parameters, other rows, or another max_plans, "
+                    "all_orders or all_values); pass a new directory, or delete its "
                     f"{MANIFEST} and piece-* files to start afresh."
                 )
             self.entropy = stored["entropy"]

@@ -119,6 +119,7 @@ def run(
         use_predict=fitted.uses_predict,
         refine=params["refine"],
         recheck=fitted.varies,
+        all_values=params["all_values"],
     )
     output = Output(
         schema,

@@ -55,6 +55,9 @@ class Problem:
     use_predict: bool = False  # decisions from predict, not the probabilities
     refine: bool = True
     recheck: bool = False  # the model's answers vary: ask afresh about plans
+    # describe every sequence of the front, not only the cheapest values of
+    # each plan and order (the explainer's all_values)
+    all_values: bool = False
     # the most states in one model call; None: population_size x block rows
     max_model_rows: int | None = None
 
@@ -238,7 +241,8 @@ class Block:
 
     def describe(self, fronts):
         """Result objects: per instance, the distinct sequences of its front (by
-        actions and order, the cheapest of each) sorted by cost, with the state
+        actions and order, the cheapest of each; every one with the problem's
+        ``all_values``) sorted by cost, with the state
         and the target score after every step. At most three classifier calls
         for the whole block: the final states asked afresh (a model whose
         answers vary), checked with ``predict`` (a search by the arg-max of
@@ -253,11 +257,15 @@ class Block:
                 continue
             F = evaluation.F
             by_cost = np.lexsort((F[:, gower], F[:, cost]))
-            order, _ = decode_order(
-                keys[by_cost], problem.n_actions, problem.settings.max_sequence_length
-            )
-            _, first = np.unique(order_keys(order), return_index=True)
-            chosen_keys.append(keys[by_cost[np.sort(first)]])
+            if not problem.all_values:
+                order, _ = decode_order(
+                    keys[by_cost],
+                    problem.n_actions,
+                    problem.settings.max_sequence_length,
+                )
+                _, first = np.unique(order_keys(order), return_index=True)
+                by_cost = by_cost[np.sort(first)]
+            chosen_keys.append(keys[by_cost])
             members.append(m)
         results = [
             InstanceResult(

@@ -146,7 +146,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         cheaper on a tie). ``None`` reports every plan found.
     all_orders : bool, default=False
         Report every Pareto-optimal order of a reported plan; ``False``
-        reports its cheapest order only. ``max_plans=None, all_orders=True``
+        reports its cheapest order only.
+    all_values : bool, default=False
+        Report every Pareto-optimal sequence of a reported plan and order:
+        the same steps with other values, nearer to the row (a smaller Gower
+        distance) but dearer; ``False`` reports the cheapest values of each
+        order only. ``max_plans=None, all_orders=True, all_values=True``
         gives the whole Pareto set, as the paper does.
     errors : {"warn", "raise"}, default="warn"
         What happens when something raises while a row is explained (an
@@ -252,6 +257,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "errors": [StrOptions({"warn", "raise"})],
         "max_plans": [Interval(Integral, 1, None, closed="left"), None],
         "all_orders": ["boolean"],
+        "all_values": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [
             Interval(Integral, None, -1, closed="right"),
@@ -284,6 +290,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         plausibility=False,
         max_plans=5,
         all_orders=False,
+        all_values=False,
         errors="warn",
         batch_size=64,
         n_jobs=None,
@@ -309,6 +316,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.plausibility = plausibility
         self.max_plans = max_plans
         self.all_orders = all_orders
+        self.all_values = all_values
         self.errors = errors
         self.batch_size = batch_size
         self.n_jobs = n_jobs
@@ -415,8 +423,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             a row already classified as the target,
             ``"already_target"``; a row whose model call or user callable
             raised (with ``errors="warn"``), ``"error"`` and the ``message``
-            naming what failed. ``max_plans`` and ``all_orders`` choose which
-            sequences are shown.
+            naming what failed. ``max_plans``, ``all_orders`` and
+            ``all_values`` choose which sequences are shown.
         states : DataFrame
             Only with ``return_states=True``: columns ``instance``,
             ``solution``, ``step`` (0 is the instance itself) and the features

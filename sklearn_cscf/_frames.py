@@ -395,11 +395,16 @@ def free_orders(ok, states=None):
         & (grouped["feature"].nunique() == grouped["feature"].size())
     )
     if "plan" in ok and "sequence_cost" in ok:
-        firsts = grouped[["plan", "sequence_cost"]].first()
-        spread = firsts.groupby(
-            [firsts.index.get_level_values("instance"), firsts["plan"]], sort=False
-        )["sequence_cost"].transform(lambda c: np.ptp(c.to_numpy(dtype=float)))
-        free &= np.isclose(spread.to_numpy(dtype=float), 0.0)
+        table = sequences(ok)
+        # each order at its cheapest values (all_values lists dearer ones)
+        orders = table.groupby(["instance", "plan", "actions"], sort=False)["cost"]
+        table["cost"] = orders.transform("min")
+        spread = table.groupby(["instance", "plan"], sort=False)["cost"].transform(
+            lambda c: np.ptp(c.to_numpy(dtype=float))
+        )
+        same = pd.Series(np.isclose(spread.to_numpy(dtype=float), 0.0))
+        same.index = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+        free &= same.reindex(free.index).to_numpy()
     if states is not None and free.any():
         free &= _no_consequences(ok, states).reindex(free.index).fillna(False)
     return free.astype(bool)

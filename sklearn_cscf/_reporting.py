@@ -91,7 +91,8 @@ def describe(
     probability of the target class after the step. With ``states``, the
     other features each step changes (its consequences) follow the step
     ("and so: age 18 -> 24"). How many other orders of the same plan the frame
-    holds, and what they cost, follows the plan's header.
+    holds, and what they cost, follows the plan's header; so do the sequences
+    of the same steps with other values (``all_values=True``).
 
     Works on a full frame and on one that keeps only some orders or plans,
     and on a frame read back with :func:`pandas.read_csv`.
@@ -335,12 +336,33 @@ def _plan_header(plan, seq, orders, anyhow=False):
     target = first.get("target_class", None)
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
         text += f", reaches {plain(reached)}"
-    others = [order_cost for order_cost, _ in orders[1:]]
-    if others:
-        low, high = format_cost(min(others)), format_cost(max(others))
-        span = low if low == high else f"{low} to {high}"
-        text += f"; the same actions in {len(others)} other order(s) cost {span}"
+    # the plan's other sequences: other orders (the cheapest values of each),
+    # and the same steps with other values (all_values: nearer, dearer)
+    steps = tuple(seq["action"].astype(str))
+    seen, other_orders, other_values = {steps}, [], []
+    for order_cost, other in orders[1:]:
+        key = tuple(other["action"].astype(str))
+        if key == steps:
+            other_values.append(order_cost)
+        elif key not in seen:
+            seen.add(key)
+            other_orders.append(order_cost)
+    if other_orders:
+        text += (
+            f"; the same actions in {len(other_orders)} other order(s) cost "
+            f"{_span(other_orders)}"
+        )
+    if other_values:
+        text += (
+            f"; the same steps with other values in {len(other_values)} "
+            f"sequence(s) cost {_span(other_values)}"
+        )
     return text
+
+
+def _span(costs):
+    low, high = format_cost(min(costs)), format_cost(max(costs))
+    return low if low == high else f"{low} to {high}"
 
 
 def _step_cells(step):

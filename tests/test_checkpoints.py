@@ -134,7 +134,13 @@ def test_a_checkpoint_of_another_run_is_refused(interruptible, tmp_path):
     explainer.explain(rows.iloc[:2], checkpoint=tmp_path / "run")
     with pytest.raises(ValueError, match="results of another run"):
         explainer.explain(rows.iloc[:3], checkpoint=tmp_path / "run")
-    for change in ({"max_plans": 1}, {"all_orders": True}, {"random_state": 1}):
+    changes = (
+        {"max_plans": 1},
+        {"all_orders": True},
+        {"all_values": True},
+        {"random_state": 1},
+    )
+    for change in changes:
         changed = clone(explainer).set_params(**change)
         params = explainer.get_params(deep=False)
         changed.__dict__.update(  # fitted as before: only the change differs

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 from _results import ACTIONS, SCHEMA, TARGETS, ok_result, quick_result
 
+from sklearn_cscf import replay
 from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
@@ -103,3 +104,41 @@ def test_by_default_one_order_per_plan_and_a_few_plans(credit_compact_and_full):
         assert mine["cost"].is_monotonic_increasing
         for actions, cost in zip(mine["actions"], mine["cost"]):
             assert cost == theirs.loc[theirs["actions"] == actions, "cost"].min()
+
+
+def test_all_values_adds_the_same_steps_with_other_values(
+    credit_compact_and_full, credit_rejected
+):
+    explainer, _, full = credit_compact_and_full
+    try:
+        explainer.set_params(max_plans=None, all_orders=True, all_values=True)
+        frame = explainer.explain(credit_rejected)
+        checked = replay(explainer, credit_rejected, frame)
+    finally:
+        explainer.set_params(max_plans=5, all_orders=False, all_values=False)
+    assert checked["passed"].all()
+    every, before = in_order(frame), in_order(full)
+    variants = every.groupby(["instance", "steps"], sort=False)
+    # the same plans and orders, each at the same cheapest values as before ...
+    pd.testing.assert_series_equal(
+        variants["cost"].min().sort_index(),
+        before.groupby(["instance", "steps"])["cost"].min().sort_index(),
+    )
+    assert not before.duplicated(["instance", "steps"]).any()
+    # ... and some with other values: nearer (Gower distance), but dearer
+    assert (variants.size() > 1).any()
+    for _, same in variants:
+        assert same["cost"].is_monotonic_increasing
+        assert (np.diff(same["gower"].to_numpy()) < 0).all()
+
+
+def in_order(frame):
+    """A row per sequence: its steps (actions in order), cost and Gower
+    distance, by cost."""
+    ok = frame[frame["status"] == "ok"].sort_values("step", kind="stable")
+    table = ok.groupby(["instance", "solution"]).agg(
+        cost=("sequence_cost", "first"),
+        gower=("gower_distance", "first"),
+        steps=("action", tuple),
+    )
+    return table.reset_index().sort_values(["instance", "cost"], kind="stable")
