@@ -2,9 +2,9 @@
 
 - :class:`Answers`: the decisions (and probabilities, or a regressor's
   predictions) for a batch of states.
-- :class:`AnswerMemo` remembers, per instance, the answers to states already
-  asked (by a 64-bit hash of the encoded state, :func:`state_hashes`), within
-  a bounded size.
+- :class:`AnswerMemo` remembers the answers to the states the instances of a
+  block already asked about (by instance and a 64-bit hash of the encoded
+  state, :func:`state_hashes`), within a bounded size per instance.
 """
 
 from dataclasses import dataclass
@@ -51,6 +51,16 @@ def _mix_into(z, spare):
     return z
 
 
+def word_hashes(words):
+    """A 64-bit hash of each row of the uint64 array ``words`` (each column
+    mixed with its own salt); equal rows hash equally."""
+    d = words.shape[1]
+    salts = _mix_into(np.arange(1, d + 1, dtype=np.uint64), np.empty(d, np.uint64))
+    bits = np.bitwise_xor(words, salts)
+    _mix_into(bits, np.empty_like(bits))
+    return np.bitwise_xor.reduce(bits, axis=1)
+
+
 def state_hashes(states, work=None):
     """A 64-bit hash of each encoded state (row); equal states hash equally.
 
@@ -75,109 +85,119 @@ def state_hashes(states, work=None):
 
 
 class AnswerMemo:
-    """The answers already given for one instance's states, by state hash.
+    """The answers already given to the states of a block's instances, by
+    (instance, state hash).
 
-    Holds at most ``limit`` answers; when full, it starts afresh (it is only
-    a cache: a forgotten state is asked again). Its arrays live in buffers
-    that grow by doubling, so that remembering a generation's states moves
-    the remembered ones in place instead of allocating them anew.
+    One open-addressing hash table (linear probing, at most half full) for
+    every instance of the block, so that a batch of states of many instances
+    is looked up, and remembered, in a few vectorised rounds instead of one
+    call per instance. Each instance holds at most ``limit`` answers; when
+    one would hold more, its answers are forgotten and it starts afresh (it
+    is only a cache: a forgotten state is asked again).
+
+    Parameters
+    ----------
+    n_members : int
+        The instances of the block.
+    width : int
+        Columns of the model's output (``Answers.output``).
+    limit : int, default=MEMO_LIMIT
     """
 
-    def __init__(self, width, limit=MEMO_LIMIT):
+    def __init__(self, n_members, width, limit=MEMO_LIMIT):
         self.limit = limit
         self.width = width
-        self._capacity = 0
-        self._reserve(0)
-        self._clear()
-
-    def _clear(self):
-        self._n = 0
+        self.counts = np.zeros(n_members, dtype=np.intp)  # answers per instance
         self._with_output = False
+        self._allocate(1024)
 
-    def _reserve(self, n):
-        """Room for ``n`` answers (the remembered ones kept)."""
-        if n <= self._capacity and self._capacity:
-            return
-        capacity = max(n, 2 * self._capacity, 64)
-        old = self._capacity and self._n
-        for name, shape, dtype in (
-            ("_hashes", (capacity,), np.uint64),  # sorted
-            ("_slots", (capacity,), np.intp),  # row of each hash in the store
-            ("_decision", (capacity,), np.intp),
-            ("_output", (capacity, self.width), float),
-        ):
-            array = np.empty(shape, dtype=dtype)
-            if old:
-                array[:old] = getattr(self, name)[:old]
-            setattr(self, name, array)
-        # where the merge of new hashes writes; and its index arithmetic
-        self._spare_hashes = np.empty(capacity, dtype=np.uint64)
-        self._spare_slots = np.empty(capacity, dtype=np.intp)
-        self._moves = np.empty(capacity + 1, dtype=np.intp)
-        self._capacity = capacity
-
-    @property
-    def hashes(self):
-        return self._hashes[: self._n]
-
-    @property
-    def slots(self):
-        return self._slots[: self._n]
-
-    @property
-    def decision(self):
-        return self._decision[: self._n]
-
-    @property
-    def output(self):
-        return self._output[: self._n if self._with_output else 0]
+    def _allocate(self, capacity):
+        self._used = np.zeros(capacity, dtype=bool)
+        self._hashes = np.zeros(capacity, dtype=np.uint64)
+        self._members = np.zeros(capacity, dtype=np.intp)
+        self._decision = np.zeros(capacity, dtype=np.intp)
+        self._output = np.zeros((capacity, self.width))
+        self._claims = np.zeros(capacity, dtype=np.intp)  # scratch for _place
 
     def __len__(self):
-        return self._n
+        return int(self.counts.sum())
 
-    def lookup(self, hashes):
-        """Store row of each hash, ``-1`` where it is not remembered."""
-        if len(self) == 0:
-            return np.full(hashes.shape, -1, dtype=np.intp)
-        remembered = self.hashes
-        position = np.searchsorted(remembered, hashes)
-        position = np.minimum(position, len(self) - 1)
-        found = remembered[position] == hashes
-        return np.where(found, self.slots[position], -1)
+    def _home(self, hashes, members):
+        """The first slot probed for each (hash, member)."""
+        mixed = np.bitwise_xor(hashes, members.astype(np.uint64) * _MIX_2)
+        return (mixed & np.uint64(self._used.shape[0] - 1)).astype(np.intp)
 
-    def insert(self, hashes, answers):
-        """Remember the answers to the states of ``hashes`` (sorted, distinct,
-        not yet remembered)."""
-        k = hashes.shape[0]
-        if len(self) + k > self.limit:
-            self._clear()
-        m = self._n
-        self._reserve(m + k)
-        # answers are stored in arrival order: the slots m .. m + k - 1
-        self._decision[m : m + k] = answers.decision
-        if answers.output is not None:
-            self._output[m : m + k] = answers.output
-            self._with_output = True
-        # the merged order: new hash j goes before remembered hash
-        # position[j], i.e. to position[j] + j; remembered hash i moves to
-        # i + (new hashes placed at or before i) = cumsum(1 + placed)[i] - 1
-        position = np.searchsorted(self._hashes[:m], hashes)
-        placed, count = np.unique(position, return_counts=True)
-        moves = self._moves[: m + 1]
-        moves.fill(1)
-        moves[placed] += count
-        target = np.cumsum(moves[:m], out=moves[:m])
-        target -= 1
-        hashes_to, slots_to = self._spare_hashes, self._spare_slots
-        hashes_to[target] = self._hashes[:m]
-        slots_to[target] = self._slots[:m]
-        position += np.arange(k)
-        hashes_to[position] = hashes
-        slots_to[position] = np.arange(m, m + k)
-        self._spare_hashes, self._hashes = self._hashes, hashes_to
-        self._spare_slots, self._slots = self._slots, slots_to
-        self._n = m + k
+    def lookup(self, hashes, members):
+        """The slot of each (state hash, instance), ``-1`` where its answer
+        is not remembered."""
+        n = hashes.shape[0]
+        slots = np.full(n, -1, dtype=np.intp)
+        position = self._home(hashes, members)
+        todo = np.arange(n)
+        mask = self._used.shape[0] - 1
+        while todo.size:
+            at = position[todo]
+            used = self._used[at]
+            match = used & (self._hashes[at] == hashes[todo])
+            match &= self._members[at] == members[todo]
+            slots[todo[match]] = at[match]
+            further = used & ~match
+            todo = todo[further]
+            position[todo] = (at[further] + 1) & mask
+        return slots
 
     def answers(self, slots):
-        output = self.output[slots] if self._with_output else None
-        return Answers(self.decision[slots], output)
+        """The remembered :class:`Answers` at ``slots``."""
+        output = self._output[slots] if self._with_output else None
+        return Answers(self._decision[slots], output)
+
+    def insert(self, hashes, members, answers):
+        """Remember the answers to the states of ``hashes`` of instances
+        ``members`` (distinct pairs, not yet remembered)."""
+        k = hashes.shape[0]
+        if k == 0:
+            return
+        adding = np.bincount(members, minlength=self.counts.shape[0])
+        full = (self.counts + adding > self.limit) & (adding > 0)
+        if full.any():  # those instances start afresh
+            self._rehash(keep=~full[self._members] & self._used)
+            self.counts[full] = 0
+        if 2 * (len(self) + k) > self._used.shape[0]:
+            self._rehash(keep=self._used, size=len(self) + k)
+        self._place(hashes, members, answers.decision, answers.output)
+        self.counts += adding
+
+    def _rehash(self, keep, size=0):
+        """The table again, with the slots ``keep`` only, and room for
+        ``size`` answers."""
+        rows = np.flatnonzero(keep)
+        hashes, members = self._hashes[rows], self._members[rows]
+        decision, output = self._decision[rows], self._output[rows]
+        capacity = self._used.shape[0]
+        while 2 * size > capacity:
+            capacity *= 2
+        self._allocate(capacity)
+        self._place(hashes, members, decision, output if self._with_output else None)
+
+    def _place(self, hashes, members, decision, output):
+        position = self._home(hashes, members)
+        mask = self._used.shape[0] - 1
+        todo = np.arange(hashes.shape[0])
+        while todo.size:
+            at = position[todo]
+            free = np.flatnonzero(~self._used[at])
+            # of the pairs probing a free slot, one of each slot takes it
+            self._claims[at[free]] = free
+            taking = free[self._claims[at[free]] == free]
+            rows, slots = todo[taking], at[taking]
+            self._used[slots] = True
+            self._hashes[slots] = hashes[rows]
+            self._members[slots] = members[rows]
+            self._decision[slots] = decision[rows]
+            if output is not None:
+                self._output[slots] = output[rows]
+                self._with_output = True
+            placed = np.zeros(todo.shape[0], dtype=bool)
+            placed[taking] = True
+            todo = todo[~placed]
+            position[todo] = (at[~placed] + 1) & mask

@@ -3,15 +3,17 @@
 Every instance of a :class:`Block` has its own :class:`~sklearn_cscf._search.BRKGA`
 (its own population, generator and termination). Each generation, the block
 collects what every unfinished search asks for, simulates all those genotypes
-at once, answers remembered states from each instance's memo and asks the
-classifier about every other distinct state in **one** call, then tells each
-search its evaluation. Each instance's result depends only on its own row and
-seed, never on the other members of its block.
+at once, answers the states each instance already asked about from the
+block's memo and asks the classifier about every other distinct state in
+**one** call, then tells each search its evaluation. Each instance's result
+depends only on its own row and seed, never on the other members of its
+block.
 
 After the search, the final fronts are refined (:mod:`~sklearn_cscf._refine`)
 and turned into :class:`~sklearn_cscf._result.InstanceResult` objects: distinct
-sequences (by actions and order, the cheapest of each), the state and the
-target score after every step, the objective values by name, and diagnostics.
+sequences (by actions and order, the cheapest of each; every one with the
+problem's ``all_values``), the state and the target score after every step,
+the objective values by name, and diagnostics.
 """
 
 import hashlib
@@ -107,7 +109,7 @@ class Block:
         self.max_model_rows = problem.max_model_rows or (
             problem.settings.population_size * n
         )
-        self.memos = [AnswerMemo(self.model.width) for _ in range(n)]
+        self.memo = AnswerMemo(n, self.model.width)
         self.usage = [Usage() for _ in range(n)]
         # the search's work arrays, sized by the first (largest) generation
         # and reused by every later one
@@ -168,32 +170,48 @@ class Block:
         row ``r`` an instance of member ``owner[r]`` (``owner`` sorted)."""
         return self._judge(owner, keys)
 
+    def price(self, owner, keys):
+        """The sequence cost of genotypes ``keys`` (as :meth:`judge`), ``inf``
+        where the sequence is not valid: no other objective is computed."""
+        paths = self._simulate(owner, keys)
+        gap = self._gap(owner, paths, self.targets[owner])
+        cost = paths.sequence_cost
+        cost[gap != 0] = np.inf
+        return cost
+
     def _judge(self, owner, keys, work=None):
         """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
         live in that :class:`~sklearn_cscf._workspace.Workspace`."""
         problem = self.problem
         paths = self._simulate(owner, keys, work=work)
+        if work is None:
+            starts, codes = self.x0[owner], self.targets[owner]
+        else:
+            starts = work.take("starts", self.x0, owner)
+            codes = work.take("codes", self.targets, owner)
+        gap = self._gap(owner, paths, codes, work)
+        F = evaluate_objectives(
+            problem.objectives, Candidates(starts, paths, codes, work)
+        )
+        return Evaluation(F, gap, paths.sequence_keys(), order_keys(paths.order))
+
+    def _gap(self, owner, paths, codes, work=None):
+        """How far each final state of ``paths`` is from its instance's
+        target (the model asked about the states not remembered), plus its
+        invalid steps: 0 where the sequence is valid."""
         members, counts = np.unique(owner, return_counts=True)
         answers = answer_batch(
             self.model,
-            self.memos,
+            self.memo,
             self.usage,
             _groups(members.tolist(), counts),
             paths.final,
             work,
             self.max_model_rows,
         )
-        if work is None:
-            starts, codes = self.x0[owner], self.targets[owner]
-        else:
-            starts = work.take("starts", self.x0, owner)
-            codes = work.take("codes", self.targets, owner)
-        F = evaluate_objectives(
-            problem.objectives, Candidates(starts, paths, codes, work)
-        )
-        gap = problem.target.gap(answers, codes, work)
+        gap = self.problem.target.gap(answers, codes, work)
         gap += paths.violations
-        return Evaluation(F, gap, paths.sequence_keys(), order_keys(paths.order))
+        return gap
 
     # ------------------------------------------------------------------ #
     def run(self):
@@ -287,10 +305,10 @@ class Block:
             if problem.recheck:
                 # answers vary between calls (fit saw it): forget the search's
                 # and ask afresh; the report then shows these fresh answers
-                self.memos = [AnswerMemo(self.model.width) for _ in range(len(self))]
+                self.memo = AnswerMemo(len(self), self.model.width)
                 fresh = answer_batch(
                     self.model,
-                    self.memos,
+                    self.memo,
                     self.usage,
                     _groups(members, counts),
                     paths.final,
@@ -328,7 +346,7 @@ class Block:
         step_members, step_counts = np.unique(step_owner, return_counts=True)
         answers = answer_batch(
             self.model,
-            self.memos,
+            self.memo,
             self.usage,
             _groups(step_members.tolist(), step_counts),
             paths.states[taken],

@@ -4,8 +4,8 @@
   on encoded states (one call for a whole batch), checks what it returns and
   times the calls.
 - :func:`answer_batch` answers a batch of states of many instances: remembered states
-  from the memos (:mod:`sklearn_cscf._answers`), every other distinct state in
-  one model call.
+  from the block's memo (:mod:`sklearn_cscf._answers`), every other distinct
+  state in one model call.
 - :func:`decisions_now`: the model's answer about each row to explain, and
   the rows it fails on.
 - What the model is: :func:`fit_model` (the given model, or a fitted clone,
@@ -194,65 +194,61 @@ class Usage:
     seconds: float = 0.0  # its share (by rows) of the calls' time
 
 
-def answer_batch(model, memos, usage, groups, states, work=None, max_rows=None):
+def answer_batch(model, memo, usage, groups, states, work=None, max_rows=None):
     """The :class:`Answers` for ``states`` of several instances, in at most
     one call of ``model`` (a :class:`ModelAdapter`), or one per ``max_rows``
     distinct new states (``None``: one call).
 
-    ``memos`` (:class:`AnswerMemo`) and ``usage`` (:class:`Usage`, updated)
-    hold one entry per instance of the block; ``groups`` lists, in order,
-    the ``(member, slice)`` of the rows of ``states`` belonging to each
-    instance. The work arrays and the answers are kept in ``work`` (valid
-    until its next use), or fresh arrays when it is ``None``.
+    ``memo`` (:class:`AnswerMemo`) remembers the block's answers, and
+    ``usage`` (:class:`Usage`, updated) holds one entry per instance of the
+    block; ``groups`` lists, in order, the ``(member, slice)`` of the rows of
+    ``states`` belonging to each instance. The work arrays and the answers
+    are kept in ``work`` (valid until its next use), or fresh arrays when it
+    is ``None``.
     """
     n = states.shape[0]
     hashes = state_hashes(states, work)
     work = Workspace() if work is None else work
+    members = np.array([member for member, _ in groups], dtype=np.intp)
+    sizes = np.array([rows.stop - rows.start for _, rows in groups], dtype=np.intp)
+    who = np.repeat(members, sizes)
     decision = work.empty("decision", n, np.intp)
     output = work.empty("output", (n, model.width)) if model.has_output else None
-    known = work.full("known", n, False, bool)
-    for member, rows in groups:
-        slots = memos[member].lookup(hashes[rows])
-        hit = slots >= 0
-        remembered = memos[member].answers(slots[hit])
-        index = rows.start + np.flatnonzero(hit)
-        decision[index] = remembered.decision
-        if output is not None:
-            output[index] = remembered.output
-        known[index] = True
-        usage[member].n_asked += slots.shape[0]
+    slots = memo.lookup(hashes, who)
+    known = slots >= 0
+    remembered = memo.answers(slots[known])
+    decision[known] = remembered.decision
+    if output is not None:
+        output[known] = remembered.output
+    for member, size in zip(members.tolist(), sizes.tolist()):
+        usage[member].n_asked += size
     novel = np.flatnonzero(~known)
     if novel.size == 0:
         return Answers(decision, output)
-    # each distinct new state is asked once, whichever instance reached it
-    _, first, inverse = np.unique(hashes[novel], return_index=True, return_inverse=True)
-    sent = novel[first]
+    # the new states by hash, then instance (then row: who is sorted): each
+    # distinct state is asked once, whichever instance reached it first, and
+    # each instance remembers its new states once
+    ordered = novel[np.lexsort((who[novel], hashes[novel]))]
+    new_state = np.ones(ordered.shape[0], dtype=bool)
+    np.not_equal(hashes[ordered[1:]], hashes[ordered[:-1]], out=new_state[1:])
+    new_pair = new_state.copy()
+    new_pair[1:] |= who[ordered[1:]] != who[ordered[:-1]]
+    sent = ordered[new_state]
+    inverse = np.cumsum(new_state) - 1
     seconds = model.seconds
     fresh = _answer_in_chunks(model, states[sent], max_rows)
     seconds = model.seconds - seconds
-    decision[novel] = fresh.decision[inverse]
+    decision[ordered] = fresh.decision[inverse]
     if output is not None:
-        output[novel] = fresh.output[inverse]
-    # novel and sent are sorted: each member's rows are a slice of them
-    members = [member for member, _ in groups]
-    bounds = np.array([[rows.start, rows.stop] for _, rows in groups], dtype=np.intp)
-    novel_at = np.searchsorted(novel, bounds)
-    sent_at = np.searchsorted(np.sort(sent), bounds)
-    for member, (low, high), (sent_low, sent_high) in zip(
-        members, novel_at.tolist(), sent_at.tolist()
-    ):
-        mine = novel[low:high]
-        if mine.size:
-            new_hashes, where = np.unique(hashes[mine], return_index=True)
-            memos[member].insert(
-                new_hashes, Answers(decision, output).take(mine[where])
-            )
-        count = sent_high - sent_low
-        if count:
-            record = usage[member]
-            record.n_calls += 1
-            record.n_rows += count
-            record.seconds += seconds * count / sent.size
+        output[ordered] = fresh.output[inverse]
+    pairs = ordered[new_pair]
+    memo.insert(hashes[pairs], who[pairs], Answers(decision, output).take(pairs))
+    counts = np.bincount(who[sent], minlength=len(usage))
+    for member in np.flatnonzero(counts).tolist():
+        record, count = usage[member], int(counts[member])
+        record.n_calls += 1
+        record.n_rows += count
+        record.seconds += seconds * count / sent.size
     return Answers(decision, output)
 
 

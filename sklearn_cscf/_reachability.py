@@ -138,7 +138,7 @@ def mark_unreachable(block, results):
         )
         answers = answer_batch(
             block.model,
-            block.memos,
+            block.memo,
             block.usage,
             groups,
             paths.final,

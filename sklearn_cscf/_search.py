@@ -21,6 +21,8 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
+from sklearn_cscf._answers import word_hashes
+
 # n_generations="auto": at least this many generations ...
 AUTO_MIN_GENERATIONS = 30
 # ... and at most this many (twice the paper's budget) ...
@@ -100,7 +102,19 @@ class Evaluation:
 
 
 def first_occurrences(keys):
-    """Indices of the first occurrence of each distinct key, in input order."""
+    """Indices of the first occurrence of each distinct key, in input order.
+
+    Keys of bytes (a void array whose rows are 64-bit words, such as
+    sequence keys) are told apart by a 64-bit hash of their words, then
+    checked word by word (a collision falls back to comparing the bytes).
+    """
+    if keys.dtype.kind == "V" and keys.dtype.itemsize % 8 == 0 and keys.size:
+        words = np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], -1)
+        _, index, inverse = np.unique(
+            word_hashes(words), return_index=True, return_inverse=True
+        )
+        if (words == words[index[inverse]]).all():
+            return np.sort(index)
     _, index = np.unique(keys, return_index=True)
     return np.sort(index)
 

@@ -81,10 +81,12 @@ class Trajectories:
         np.copyto(values, -np.inf, where=missing)
         np.round(values, VALUE_DECIMALS, out=values)
         np.add(values, 0.0, out=values)
-        return _row_bytes(rows)
+        return row_bytes(rows)
 
 
-def _row_bytes(rows):
+def row_bytes(rows):
+    """Each row of the 2-D array ``rows`` as one item of bytes (a void array:
+    equal exactly when the rows are equal bit for bit)."""
     rows = np.ascontiguousarray(rows)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
@@ -92,7 +94,7 @@ def _row_bytes(rows):
 def order_keys(order):
     """Bytes that are equal exactly when two sequences use the same actions in
     the same order."""
-    return _row_bytes(order.astype(np.int64))
+    return row_bytes(order.astype(np.int64))
 
 
 def schedule(order, n_actions, work=None):

@@ -54,6 +54,11 @@ class ClassTarget:
         self, accept, use_predict=False, min_proba=None, *, code=None, names=None
     ):
         self.accept = np.asarray(accept, dtype=bool)
+        # two classes, one of them acceptable per code: that class (else -1)
+        single = self.accept.sum(axis=1) == 1
+        self.single = np.where(single, self.accept.argmax(axis=1), -1)
+        if self.accept.shape[1] != 2:
+            self.single[:] = -1
         self.use_predict = use_predict
         self.min_proba = min_proba
         self.code = code
@@ -82,11 +87,21 @@ class ClassTarget:
             return np.where(reached, 0.0, 1.0)
         work = Workspace() if work is None else work
         proba, n = answers.output, codes.shape[0]
+        distance = work.empty("distance", n)
+        single = self.single[codes]
+        if (single >= 0).all():
+            # two classes: the acceptable one's probability, and the other's
+            rows = work.arange(n)
+            chance = proba[rows, single]
+            if self.use_predict:
+                np.subtract(1.0, chance, out=distance)
+            else:
+                np.subtract(proba[rows, 1 - single], chance, out=distance)
+            return self._finished(distance, chance, reached, work)
         accept = work.take("accept", self.accept, codes)
         masked = work.full("gap_masked", proba.shape, 0.0)
         np.copyto(masked, proba, where=accept)
         chance = np.sum(masked, axis=1, out=work.empty("chance", n))
-        distance = work.empty("distance", n)
         if self.use_predict:
             np.subtract(1.0, chance, out=distance)
         else:
@@ -99,6 +114,12 @@ class ClassTarget:
             np.copyto(masked, -np.inf, where=np.logical_not(accept, out=accept))
             best = np.max(masked, axis=1, out=work.empty("gap_best", n))
             np.subtract(distance, best, out=distance)
+        return self._finished(distance, chance, reached, work)
+
+    def _finished(self, distance, chance, reached, work):
+        """The gap from the raw ``distance`` and the acceptable classes'
+        probability ``chance`` (in place)."""
+        n = distance.shape[0]
         np.maximum(distance, 0.0, out=distance)
         distance += MIN_GAP
         np.copyto(distance, 0.0, where=reached)

@@ -204,20 +204,24 @@ def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
 def test_answer_batch_sends_each_new_state_once_and_remembers_it(schema):
     counted = Counted()
     model = ModelAdapter(counted, schema, Thresholded.classes_, True)
-    memos = [AnswerMemo(model.width), AnswerMemo(model.width)]
+    memo = AnswerMemo(2, model.width)
     usage = [Usage(), Usage()]
     # instance 0 asks two states, instance 1 one of them again and a new one
     batch = states(0.3, 0.9, 0.9, 0.5)
     groups = [(0, slice(0, 2)), (1, slice(2, 4))]
-    answers = answer_batch(model, memos, usage, groups, batch)
+    answers = answer_batch(model, memo, usage, groups, batch)
     assert answers.decision.tolist() == [0, 1, 1, 0]
-    # 0.9 is sent once
+    # 0.9 is sent once, for the instance that reached it first
     assert counted.calls == [("predict_proba", 3), ("predict", 3)]
     assert [u.n_asked for u in usage] == [2, 2]
-    again = answer_batch(model, memos, usage, groups, batch)
+    assert [u.n_rows for u in usage] == [2, 1]
+    # each instance remembers its own states: 0.9 twice
+    assert memo.counts.tolist() == [2, 2]
+    again = answer_batch(model, memo, usage, groups, batch)
     assert again.decision.tolist() == answers.decision.tolist()
     assert len(counted.calls) == 2  # every state remembered: no new call
     assert [u.n_calls for u in usage] == [1, 1]
+    assert [u.n_asked for u in usage] == [4, 4]
 
 
 def test_state_hashes_equal_exactly_for_equal_states():
@@ -236,23 +240,28 @@ def test_state_hashes_equal_exactly_for_equal_states():
 
 
 def test_memo_remembers_and_stays_bounded():
-    memo = AnswerMemo(width=2, limit=5)
+    memo = AnswerMemo(2, width=2, limit=5)
     hashes = np.array([30, 10, 20], dtype=np.uint64)
-    order = np.argsort(hashes)
+    zero, one = np.zeros(3, dtype=np.intp), np.ones(3, dtype=np.intp)
     answers = Answers(
         np.array([1, 0, 1]), np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
     )
-    memo.insert(hashes[order], answers.take(order))
-    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64))
+    memo.insert(hashes, zero, answers)
+    memo.insert(hashes[:2], one[:2], answers.take([2, 2]))
+    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64), zero[[0] * 4])
     assert (slots >= 0).tolist() == [True, False, True, True]
     got = memo.answers(slots[[0, 2, 3]])
     assert got.decision.tolist() == [1, 1, 0]
     np.testing.assert_array_equal(got.output[:, 1], [0.6, 0.8, 0.1])
+    # the same state of another instance is its own
+    assert memo.answers(memo.lookup(hashes[:1], one[:1])).output[0, 1] == 0.6
+    assert (memo.lookup(hashes[2:], one[:1]) < 0).all()
     more = np.array([1, 2, 3], dtype=np.uint64)
-    memo.insert(more, answers)  # 6 > 5: starts afresh
-    assert len(memo) == 3
-    assert (memo.lookup(hashes) < 0).all()
-    assert (memo.lookup(more) >= 0).all()
+    memo.insert(more, zero, answers)  # 6 > 5: instance 0 starts afresh
+    assert memo.counts.tolist() == [3, 2]
+    assert (memo.lookup(hashes, zero) < 0).all()
+    assert (memo.lookup(more, zero) >= 0).all()
+    assert (memo.lookup(hashes[:2], one[:2]) >= 0).all()  # instance 1 keeps its
 
 
 # ---------------------------------------------------------------------- #

@@ -50,28 +50,38 @@ def test_hashes_in_a_workspace_equal_fresh_ones():
     )
 
 
-def test_memo_merges_like_a_sorted_insert():
+def test_memo_answers_like_a_dict_per_instance():
     rng = np.random.default_rng(1)
-    pool = rng.integers(0, 2**63, 2000, dtype=np.uint64)
-    memo, reference = AnswerMemo(width=2, limit=1500), {}
+    # few distinct hashes, many of them in the same slots: long probes
+    pool = rng.integers(0, 2**63, 700, dtype=np.uint64) & np.uint64(2**64 - 4096)
+    memo, reference = AnswerMemo(3, width=2, limit=500), {}
     for _ in range(150):
-        asked = rng.choice(pool, 30)
-        slots = memo.lookup(asked)
+        asked = rng.choice(pool, 40)
+        who = np.sort(rng.integers(0, 3, asked.size))
+        slots = memo.lookup(asked, who)
         hit = slots >= 0
-        assert hit.tolist() == [h in reference for h in asked.tolist()]
+        pairs = list(zip(who.tolist(), asked.tolist()))
+        assert hit.tolist() == [p in reference for p in pairs]
         remembered = memo.answers(slots[hit])
         if hit.any():
-            expected = [reference[h] for h in asked[hit].tolist()]
+            expected = [reference[p] for p, h in zip(pairs, hit) if h]
             assert remembered.decision.tolist() == [e[0] for e in expected]
             assert remembered.output[:, 0].tolist() == [e[1] for e in expected]
-        new = np.unique(asked[~hit])
-        decision, value = rng.integers(0, 2, new.size), rng.random(new.size)
-        if len(memo) + new.size > memo.limit:
-            reference = {}  # the memo starts afresh
-        memo.insert(new, Answers(decision, np.column_stack([value, 1 - value])))
-        reference.update(zip(new.tolist(), zip(decision.tolist(), value.tolist())))
+        new = sorted({p for p, h in zip(pairs, hit) if not h})
+        members = np.array([m for m, _ in new], dtype=np.intp)
+        hashes = np.array([h for _, h in new], dtype=np.uint64)
+        decision, value = rng.integers(0, 2, len(new)), rng.random(len(new))
+        adding = np.bincount(members, minlength=3)
+        for m in np.flatnonzero((memo.counts + adding > memo.limit) & (adding > 0)):
+            # that instance starts afresh
+            reference = {p: a for p, a in reference.items() if p[0] != m}
+        memo.insert(
+            hashes, members, Answers(decision, np.column_stack([value, 1 - value]))
+        )
+        reference.update(zip(new, zip(decision.tolist(), value.tolist())))
         assert len(memo) == len(reference)
-        assert (np.diff(memo.hashes.astype(float)) >= 0).all()
+        counts = np.bincount([m for m, _ in reference], minlength=3)
+        assert memo.counts.tolist() == counts.tolist()
 
 
 def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatch):

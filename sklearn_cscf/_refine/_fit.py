@@ -113,9 +113,7 @@ def without(order, positions):
 
 def costs(trials, owner, keys):
     """Sequence cost of each genotype, ``inf`` where it is not valid."""
-    judged = trials.judge(owner, keys)
-    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
-    return np.where(judged.feasible, cost, np.inf)
+    return trials.price(owner, keys)
 
 
 def no_candidates(n_actions):
@@ -169,7 +167,6 @@ def pull_back(block, owner, keys, positions):
     the value space, are tried the same way.
     """
     n_actions = block.problem.n_actions
-    cost = block.problem.slices["sequence_cost"].start
     paths = block.simulate(owner, keys, record=True)
     rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
     if rows.size == 0:
@@ -210,12 +207,9 @@ def pull_back(block, owner, keys, positions):
             :, None
         ] * (np.arange(1, EDGE_POINTS + 1) / (EDGE_POINTS + 1))
         at = np.repeat(index, EDGE_POINTS)
-        judged = block.judge(
+        price = block.price(
             owner[rows[at]], _with_keys(keys, rows[at], column[at], points.ravel())
-        )
-        price = np.where(judged.feasible, judged.F[:, cost], np.inf).reshape(
-            points.shape
-        )
+        ).reshape(points.shape)
         # walked from the valid key on: a point counts where it is no dearer
         # than every one counted before it; the last one counted is kept
         running = bar[index].copy()
@@ -239,18 +233,16 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
     (the first among equals; ``current`` where none is valid), the key before
     it in the grid (to search toward), its cost (``inf``: none valid) and
     whether there is anything between the two to search."""
-    cost = block.problem.slices["sequence_cost"].start
     # a row's repeated keys (equal keys lie side by side: the grid is sorted
     # by distance) are asked about once: the grid's width depends on the
     # other rows of the block, what a row asks about must not
     first = np.ones(grid.shape, dtype=bool)
     first[:, 1:] = grid[:, 1:] != grid[:, :-1]
     at, point = np.nonzero(first)
-    judged = block.judge(
+    price = np.full(grid.shape, np.inf)
+    price[at, point] = block.price(
         owner[rows[at]], _with_keys(keys, rows[at], column[at], grid[at, point])
     )
-    price = np.full(grid.shape, np.inf)
-    price[at, point] = np.where(judged.feasible, judged.F[:, cost], np.inf)
     best = price.min(axis=1)
     some = np.isfinite(best)
     chosen = np.argmax(price <= _bar(best)[:, None], axis=1)
@@ -323,17 +315,12 @@ def _with_keys(keys, rows, column, values):
 def _drop(block, owner, keys, position):
     """Drop each sequence's step ``position`` where the sequence stays valid and
     gets no more expensive (in place)."""
-    problem = block.problem
     paths = block.simulate(owner, keys)
     rows = np.flatnonzero(paths.lengths > position)
     if rows.size == 0:
         return
     column = paths.order[rows, position]
-    cost = problem.slices["sequence_cost"].start
     trial = keys[rows].copy()
     trial[np.arange(rows.shape[0]), column] = INACTIVE
-    judged = block.judge(owner[rows], trial)
-    keep = judged.feasible & (
-        judged.F[:, cost] <= paths.sequence_cost[rows] + COST_TOLERANCE
-    )
+    keep = block.price(owner[rows], trial) <= paths.sequence_cost[rows] + COST_TOLERANCE
     keys[rows[keep], column[keep]] = INACTIVE

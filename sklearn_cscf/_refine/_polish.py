@@ -23,7 +23,7 @@ from sklearn_cscf._refine._moves import (
     trades,
 )
 from sklearn_cscf._search import Evaluation, first_occurrences, pareto_front
-from sklearn_cscf._simulation import order_keys
+from sklearn_cscf._simulation import order_keys, row_bytes
 
 # the budget: states asked by refinement, as a share of the search's ...
 REFINE_SHARE = 5.0
@@ -42,7 +42,7 @@ MAX_ROUNDS = 4
 
 class Trials(Protocol):
     """What refinement needs of a block (:class:`~sklearn_cscf._engine.Block`
-    is one): the problem its instances share, and two ways to try genotypes
+    is one): the problem its instances share, and three ways to try genotypes
     ``keys`` of instances ``owner`` (row ``r`` of member ``owner[r]``)."""
 
     problem: object  # Problem: actions, graph, settings, objective slices
@@ -53,6 +53,10 @@ class Trials(Protocol):
     def judge(self, owner, keys):
         """Their ``Evaluation``: simulated and asked about (one model call for
         the states not remembered; ``owner`` sorted)."""
+
+    def price(self, owner, keys):
+        """Their sequence costs, ``inf`` where not valid (as :meth:`judge`,
+        without the other objectives)."""
 
 
 class Budgeted:
@@ -71,6 +75,10 @@ class Budgeted:
     def judge(self, owner, keys):
         self.spent += np.bincount(owner, minlength=self.spent.shape[0])
         return self.block.judge(owner, keys)
+
+    def price(self, owner, keys):
+        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        return self.block.price(owner, keys)
 
     def left(self):
         return self.budget - self.spent
@@ -262,11 +270,9 @@ def _distinct(owner, sequence):
     """Indices of the first row of each distinct (owner, sequence), in order."""
     if owner.size == 0:
         return np.empty(0, dtype=np.intp)
-    tagged = np.array(
-        [bytes(s) + int(o).to_bytes(8, "little") for o, s in zip(owner, sequence)],
-        dtype=object,
-    )
-    return first_occurrences(tagged)
+    words = np.ascontiguousarray(sequence).view(np.uint64).reshape(owner.size, -1)
+    tagged = np.column_stack([words, owner.astype(np.uint64)])
+    return first_occurrences(row_bytes(tagged))
 
 
 def _merged(old, new):
