@@ -8,6 +8,7 @@ in its feasible space at the moment it is applied (see ``actions.py``).
 
 import numpy as np
 
+from sklearn_cscf._answers import word_hashes
 from sklearn_cscf._workspace import Workspace
 
 
@@ -60,3 +61,29 @@ def decode_order(keys, n_actions, max_length=None, work=None):
     beyond = np.greater_equal(positions[None, :], lengths[:, None], out=active)
     np.copyto(ranked, -1, where=beyond)
     return ranked, lengths
+
+
+def canonical_genotypes(keys, n_actions, max_length=None):
+    """Each genotype as the sequence it encodes before any state is seen,
+    and a 64-bit hash of it.
+
+    Two genotypes with the same actions in the same order and the same value
+    keys for those actions decode, from the same state, to the same sequence
+    (the keys of the actions left out, and the action keys' exact values, do
+    not matter).
+
+    Returns
+    -------
+    words : ndarray of shape (n, 2 * n_actions), uint64
+        The order (``-1`` padded) and the value key of each step, as the bits
+        of floats.
+    hashes : ndarray of shape (n,), uint64
+    """
+    order, _ = decode_order(keys, n_actions, max_length)
+    rows = np.empty((keys.shape[0], 2 * n_actions))
+    rows[:, :n_actions] = order
+    values = np.take_along_axis(keys[:, n_actions:], np.maximum(order, 0), axis=1)
+    np.copyto(values, -1.0, where=order < 0)
+    rows[:, n_actions:] = values
+    words = rows.view(np.uint64)
+    return words, word_hashes(words)

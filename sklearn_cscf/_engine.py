@@ -26,7 +26,7 @@ import numpy as np
 
 from sklearn_cscf._answers import AnswerMemo
 from sklearn_cscf._callable_checks import describe_error
-from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._decoding import canonical_genotypes, decode_order
 from sklearn_cscf._model import ModelAdapter, Usage, answer_batch
 from sklearn_cscf._objectives import (
     Candidates,
@@ -70,6 +70,25 @@ class Problem:
     @property
     def slices(self):
         return objective_slices(self.objectives)
+
+
+_OWNER_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _first_equal(owner, hashes, words):
+    """For each row, the first row of the same owner with the same ``words``
+    (``hashes``: a hash of each row of them; a collision is told apart)."""
+    combined = np.bitwise_xor(hashes, owner.astype(np.uint64) * _OWNER_MIX)
+    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    source = first[inverse]
+    same = (owner[source] == owner) & (words[source] == words).all(axis=1)
+    return np.where(same, source, np.arange(owner.shape[0]))
+
+
+def _void_like(n_words):
+    """The dtype of keys made of ``n_words`` 64-bit words (see
+    :func:`~sklearn_cscf._simulation.row_bytes`)."""
+    return np.dtype((np.void, 8 * n_words))
 
 
 def _groups(members, counts):
@@ -141,27 +160,76 @@ class Block:
             work=work,
         )
 
-    def evaluate(self, members, keys):
+    def evaluate(self, members, keys, known=None):
         """Evaluate the genotypes ``keys[k]`` of each instance ``members[k]``.
 
         One simulation and at most one classifier call for all of them, in
-        the block's work arrays. Returns one
-        :class:`~sklearn_cscf._search.Evaluation` per member (arrays of its
-        own).
+        the block's work arrays. A genotype encoding the same sequence (see
+        :func:`~sklearn_cscf._decoding.canonical_genotypes`) as one of
+        ``known[k]`` (the member's population: an
+        :class:`~sklearn_cscf._search.Evaluation` with its genotypes, or
+        ``None``), or as an earlier one of ``keys[k]``, takes its evaluation:
+        it is neither simulated nor asked about again (it counts as asked).
+        Returns one :class:`~sklearn_cscf._search.Evaluation` per member
+        (arrays of its own, with the genotypes).
         """
         work = self.work
         counts = [k.shape[0] for k in keys]
         n, width = sum(counts), keys[0].shape[1]
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
         stacked = np.concatenate(keys, out=work.empty("keys", (n, width)))
-        evaluation = self._judge(owner, stacked, work)
+        words, hashes = canonical_genotypes(
+            stacked, self.problem.n_actions, self.problem.settings.max_sequence_length
+        )
+        known = [] if known is None else known
+        seen = [(m, e) for m, e in zip(members, known) if e is not None]
+        seen_owner = np.repeat(
+            np.array([m for m, _ in seen], dtype=np.intp),
+            [e.gap.shape[0] for _, e in seen],
+        ).astype(np.intp)
+        seen = Evaluation.concatenate([e for _, e in seen]) if seen else None
+        source = _first_equal(
+            np.concatenate([seen_owner, owner]),
+            np.concatenate(
+                [np.empty(0, np.uint64) if seen is None else seen.genotype_key, hashes]
+            ),
+            words if seen is None else np.vstack([seen.genotype, words]),
+        )[seen_owner.shape[0] :]
+        # each row's evaluation: a known one (source: its row in seen), its
+        # own (source: itself), or an earlier row's
+        rows = np.arange(n)
+        new = np.flatnonzero(source == rows + seen_owner.shape[0])
+        evaluation = Evaluation(
+            np.empty((n, sum(o.width for o in self.problem.objectives))),
+            np.empty(n),
+            np.empty(n, dtype=_void_like(words.shape[1])),
+            np.empty(n, dtype=_void_like(self.problem.n_actions)),
+            words,
+            hashes,
+        )
+        if new.size:
+            judged = self._judge(owner[new], stacked[new], work)
+            for mine, theirs in zip(evaluation._arrays()[:4], judged._arrays()[:4]):
+                mine[new] = theirs
+        from_seen = np.flatnonzero(source < seen_owner.shape[0])
+        if from_seen.size:
+            for mine, theirs in zip(evaluation._arrays()[:4], seen._arrays()[:4]):
+                mine[from_seen] = theirs[source[from_seen]]
+        copied = np.flatnonzero(
+            (source >= seen_owner.shape[0]) & (source != rows + seen_owner.shape[0])
+        )
+        if copied.size:
+            earlier = source[copied] - seen_owner.shape[0]
+            for mine in evaluation._arrays()[:4]:
+                mine[copied] = mine[earlier]
+        skipped = np.bincount(owner, minlength=len(self)) - np.bincount(
+            owner[new], minlength=len(self)
+        )
+        for member in np.flatnonzero(skipped).tolist():
+            self.usage[member].n_asked += int(skipped[member])
+        # each member's arrays of its own (a copy, not a view of the block's)
         return [
-            Evaluation(
-                evaluation.F[rows].copy(),
-                evaluation.gap[rows].copy(),
-                evaluation.sequence_key[rows].copy(),
-                evaluation.plan_key[rows].copy(),
-            )
+            evaluation.take(np.arange(rows.start, rows.stop))
             for _, rows in _groups(members, counts)
         ]
 
@@ -233,7 +301,8 @@ class Block:
             if not active:
                 break
             asked = [searches[m].ask() for m in active]
-            for m, evaluation in zip(active, self.evaluate(active, asked)):
+            known = [searches[m].elites() for m in active]
+            for m, evaluation in zip(active, self.evaluate(active, asked, known)):
                 searches[m].tell(evaluation)
         fronts = [search.result() for search in searches]
         refined = np.zeros(len(self), dtype=np.intp)

@@ -66,27 +66,36 @@ class Evaluation:
     # (n,) bytes identifying its plan (actions and order, not values); None:
     # the sequence keys
     plan_key: np.ndarray | None = None
+    # (n, 2 * n_actions) uint64: the genotype as the sequence it encodes
+    # (see canonical_genotypes), and a hash of each row; None: not known
+    genotype: np.ndarray | None = None
+    genotype_key: np.ndarray | None = None
 
     @property
     def feasible(self):
         return self.gap == 0
 
     def take(self, index):
-        return Evaluation(
-            self.F[index],
-            self.gap[index],
-            self.sequence_key[index],
-            None if self.plan_key is None else self.plan_key[index],
+        return Evaluation(*(None if a is None else a[index] for a in self._arrays()))
+
+    def _arrays(self):
+        return (
+            self.F,
+            self.gap,
+            self.sequence_key,
+            self.plan_key,
+            self.genotype,
+            self.genotype_key,
         )
 
     @staticmethod
     def concatenate(parts):
-        plans = [p.plan_key for p in parts]
+        columns = zip(*(p._arrays() for p in parts))
         return Evaluation(
-            np.concatenate([p.F for p in parts]),
-            np.concatenate([p.gap for p in parts]),
-            np.concatenate([p.sequence_key for p in parts]),
-            None if any(p is None for p in plans) else np.concatenate(plans),
+            *(
+                None if any(a is None for a in arrays) else np.concatenate(arrays)
+                for arrays in columns
+            )
         )
 
     def cheapest_plans(self, n, cost_column=0):
@@ -261,6 +270,13 @@ class BRKGA:
             self._signature = signature
             if self._unchanged >= self.settings.n_iter_no_change:
                 self.done = True
+
+    def elites(self):
+        """The evaluation of the elites (``None`` before the first
+        :meth:`tell`): the genotypes the next offspring take most keys from."""
+        if self._elites is None:
+            return None
+        return self.evaluation.take(self._elites)
 
     def cheapest_plans(self):
         """Bytes naming the cheapest plans of the elites (empty: none

@@ -88,9 +88,9 @@ def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatc
     explainer, rejected = credit_problem
     evaluate, blocks = Block.evaluate, []
 
-    def capture(self, members, keys):
+    def capture(self, members, keys, known=None):
         blocks.append(self)
-        return evaluate(self, members, keys)
+        return evaluate(self, members, keys, known)
 
     monkeypatch.setattr(Block, "evaluate", capture)
     explainer.explain(rejected.iloc[:3])
@@ -154,8 +154,8 @@ def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
     evaluate = Block.evaluate
     seen = []
 
-    def recording(self, members, keys):
-        results = evaluate(self, members, keys)
+    def recording(self, members, keys, known=None):
+        results = evaluate(self, members, keys, known)
         buffers = dict(self.work._buffers)
         seen.append((buffers, results))
         return results
@@ -238,3 +238,57 @@ def test_dask_worker_environment_refuses_a_boolean(flag):
     # True is the int 1 to Python: it would set a 1-byte threshold
     with pytest.raises(TypeError, match="number of bytes.*leave it out"):
         dask_worker_environment(flag)
+
+
+def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
+    credit_problem, monkeypatch
+):
+    explainer, rejected = credit_problem
+    evaluate, blocks = Block.evaluate, []
+
+    def capture(self, members, keys, known=None):
+        blocks.append(self)
+        return evaluate(self, members, keys, known)
+
+    monkeypatch.setattr(Block, "evaluate", capture)
+    explainer.explain(rejected.iloc[:2])
+    monkeypatch.undo()
+    block = blocks[0]
+    n_actions = block.problem.n_actions
+    rng = np.random.default_rng(3)
+    population = [rng.random((40, 2 * n_actions)) for _ in range(2)]
+    known = block.evaluate([0, 1], population)
+    # offspring: copies of known genotypes with other keys for the actions
+    # left out and other action keys in the same order, copies of each
+    # other, and new ones
+    asked = []
+    for keys in population:
+        copies = keys[:10].copy()
+        left_out = copies[:, :n_actions] > 0.5
+        copies[:, :n_actions] = np.where(
+            left_out, 0.5 + rng.random(left_out.shape) / 2, copies[:, :n_actions] / 2
+        )
+        copies[:, n_actions:][np.c_[left_out]] = rng.random(left_out.sum())
+        fresh = rng.random((10, 2 * n_actions))
+        asked.append(np.vstack([copies, fresh, fresh[:5]]))
+    simulated = []
+    simulate = Block._simulate
+
+    def counting(self, owner, keys, record=False, work=None):
+        simulated.append(keys.shape[0])
+        return simulate(self, owner, keys, record, work)
+
+    monkeypatch.setattr(Block, "_simulate", counting)
+    asked_before = [usage.n_asked for usage in block.usage[:2]]
+    with_known = block.evaluate([0, 1], asked, known)
+    # only the 2 x 10 new genotypes were simulated, every one counts as asked
+    assert simulated == [20]
+    assert [u.n_asked - a for u, a in zip(block.usage, asked_before)] == [25, 25]
+    # ... and each evaluation is the one a full evaluation gives
+    alone = block.evaluate([0, 1], asked)
+    assert simulated[-1] == 2 * 25 - 2 * 5  # repeats within a batch: once
+    for mine, full in zip(with_known, alone):
+        np.testing.assert_array_equal(mine.F, full.F)
+        np.testing.assert_array_equal(mine.gap, full.gap)
+        np.testing.assert_array_equal(mine.sequence_key, full.sequence_key)
+        np.testing.assert_array_equal(mine.plan_key, full.plan_key)
