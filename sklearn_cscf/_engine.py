@@ -166,62 +166,53 @@ class Block:
         One simulation and at most one classifier call for all of them, in
         the block's work arrays. A genotype encoding the same sequence (see
         :func:`~sklearn_cscf._decoding.canonical_genotypes`) as one of
-        ``known[k]`` (the member's population: an
-        :class:`~sklearn_cscf._search.Evaluation` with its genotypes, or
-        ``None``), or as an earlier one of ``keys[k]``, takes its evaluation:
-        it is neither simulated nor asked about again (it counts as asked).
-        Returns one :class:`~sklearn_cscf._search.Evaluation` per member
-        (arrays of its own, with the genotypes).
+        ``known[k]`` (genotypes of the member already evaluated, and their
+        :class:`~sklearn_cscf._search.Evaluation`; or ``None``), or as an
+        earlier one of ``keys[k]``, takes that evaluation: it is neither
+        simulated nor asked about again (it counts as asked). Returns one
+        :class:`~sklearn_cscf._search.Evaluation` per member (arrays of its
+        own).
         """
         work = self.work
         counts = [k.shape[0] for k in keys]
         n, width = sum(counts), keys[0].shape[1]
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
         stacked = np.concatenate(keys, out=work.empty("keys", (n, width)))
-        words, hashes = canonical_genotypes(
-            stacked, self.problem.n_actions, self.problem.settings.max_sequence_length
-        )
-        known = [] if known is None else known
-        seen = [(m, e) for m, e in zip(members, known) if e is not None]
+        seen = [(m, pair) for m, pair in zip(members, known or []) if pair is not None]
         seen_owner = np.repeat(
             np.array([m for m, _ in seen], dtype=np.intp),
-            [e.gap.shape[0] for _, e in seen],
+            [pair[0].shape[0] for _, pair in seen],
         ).astype(np.intp)
-        seen = Evaluation.concatenate([e for _, e in seen]) if seen else None
-        source = _first_equal(
-            np.concatenate([seen_owner, owner]),
-            np.concatenate(
-                [np.empty(0, np.uint64) if seen is None else seen.genotype_key, hashes]
-            ),
-            words if seen is None else np.vstack([seen.genotype, words]),
-        )[seen_owner.shape[0] :]
-        # each row's evaluation: a known one (source: its row in seen), its
-        # own (source: itself), or an earlier row's
+        k = seen_owner.shape[0]
+        words, hashes = canonical_genotypes(
+            np.vstack([pair[0] for _, pair in seen] + [stacked]),
+            self.problem.n_actions,
+            self.problem.settings.max_sequence_length,
+        )
+        # each row's evaluation: a known one (source < k), its own (source:
+        # itself), or an earlier row's
+        source = _first_equal(np.concatenate([seen_owner, owner]), hashes, words)[k:]
         rows = np.arange(n)
-        new = np.flatnonzero(source == rows + seen_owner.shape[0])
+        new = np.flatnonzero(source == rows + k)
         evaluation = Evaluation(
             np.empty((n, sum(o.width for o in self.problem.objectives))),
             np.empty(n),
-            np.empty(n, dtype=_void_like(words.shape[1])),
+            np.empty(n, dtype=_void_like(2 * self.problem.n_actions)),
             np.empty(n, dtype=_void_like(self.problem.n_actions)),
-            words,
-            hashes,
         )
+        columns = evaluation._arrays()
         if new.size:
             judged = self._judge(owner[new], stacked[new], work)
-            for mine, theirs in zip(evaluation._arrays()[:4], judged._arrays()[:4]):
+            for mine, theirs in zip(columns, judged._arrays()):
                 mine[new] = theirs
-        from_seen = np.flatnonzero(source < seen_owner.shape[0])
+        from_seen = np.flatnonzero(source < k)
         if from_seen.size:
-            for mine, theirs in zip(evaluation._arrays()[:4], seen._arrays()[:4]):
+            seen = Evaluation.concatenate([pair[1] for _, pair in seen])
+            for mine, theirs in zip(columns, seen._arrays()):
                 mine[from_seen] = theirs[source[from_seen]]
-        copied = np.flatnonzero(
-            (source >= seen_owner.shape[0]) & (source != rows + seen_owner.shape[0])
-        )
-        if copied.size:
-            earlier = source[copied] - seen_owner.shape[0]
-            for mine in evaluation._arrays()[:4]:
-                mine[copied] = mine[earlier]
+        copied = np.flatnonzero((source >= k) & (source != rows + k))
+        for mine in columns:
+            mine[copied] = mine[source[copied] - k]
         skipped = np.bincount(owner, minlength=len(self)) - np.bincount(
             owner[new], minlength=len(self)
         )

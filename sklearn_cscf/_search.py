@@ -66,10 +66,6 @@ class Evaluation:
     # (n,) bytes identifying its plan (actions and order, not values); None:
     # the sequence keys
     plan_key: np.ndarray | None = None
-    # (n, 2 * n_actions) uint64: the genotype as the sequence it encodes
-    # (see canonical_genotypes), and a hash of each row; None: not known
-    genotype: np.ndarray | None = None
-    genotype_key: np.ndarray | None = None
 
     @property
     def feasible(self):
@@ -79,14 +75,7 @@ class Evaluation:
         return Evaluation(*(None if a is None else a[index] for a in self._arrays()))
 
     def _arrays(self):
-        return (
-            self.F,
-            self.gap,
-            self.sequence_key,
-            self.plan_key,
-            self.genotype,
-            self.genotype_key,
-        )
+        return (self.F, self.gap, self.sequence_key, self.plan_key)
 
     @staticmethod
     def concatenate(parts):
@@ -272,11 +261,12 @@ class BRKGA:
                 self.done = True
 
     def elites(self):
-        """The evaluation of the elites (``None`` before the first
-        :meth:`tell`): the genotypes the next offspring take most keys from."""
+        """The genotypes of the elites and their evaluation (``None`` before
+        the first :meth:`tell`): those the next offspring take most keys
+        from."""
         if self._elites is None:
             return None
-        return self.evaluation.take(self._elites)
+        return self.keys[self._elites], self.evaluation.take(self._elites)
 
     def cheapest_plans(self):
         """Bytes naming the cheapest plans of the elites (empty: none

@@ -257,7 +257,7 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     n_actions = block.problem.n_actions
     rng = np.random.default_rng(3)
     population = [rng.random((40, 2 * n_actions)) for _ in range(2)]
-    known = block.evaluate([0, 1], population)
+    known = list(zip(population, block.evaluate([0, 1], population)))
     # offspring: copies of known genotypes with other keys for the actions
     # left out and other action keys in the same order, copies of each
     # other, and new ones
