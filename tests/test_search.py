@@ -15,10 +15,11 @@ from sklearn_cscf._schema import FeatureSchema
 from sklearn_cscf._search import (
     Evaluation,
     biased_crossover,
+    first_occurrences,
     pareto_front,
     select_elites,
 )
-from sklearn_cscf._simulation import simulate
+from sklearn_cscf._simulation import row_bytes, simulate
 
 
 # ---------------------------------------------------------------------- #
@@ -344,3 +345,24 @@ def test_pareto_front_with_four_objectives():
     )
     # 0 ties 1 on three columns and loses on the fourth; 2 wins on the fourth
     assert sorted(pareto_front(ev).tolist()) == [1, 2]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_first_occurrences_of_byte_keys_are_numpys(collide, monkeypatch):
+    # sequence-like keys: small integers and rounded values as floats (their
+    # low bits zero), many repeated; by hash, then checked word by word
+    import sklearn_cscf._search as search
+
+    rng = np.random.default_rng(0)
+    rows = np.column_stack(
+        [rng.integers(-1, 2, (3000, 3)), rng.integers(0, 3, (3000, 3)) / 4]
+    ).astype(float)
+    keys = row_bytes(rows)
+    if collide:  # every hash equal: the bytes decide
+        monkeypatch.setattr(
+            search, "word_hashes", lambda w: np.zeros(w.shape[0], np.uint64)
+        )
+    _, expected = np.unique(keys, return_index=True)
+    found = first_occurrences(keys)
+    np.testing.assert_array_equal(found, np.sort(expected))
+    assert 100 < found.size < 3000
