@@ -91,8 +91,9 @@ def describe(
     probability of the target class after the step. With ``states``, the
     other features each step changes (its consequences) follow the step
     ("and so: age 18 -> 24"). How many other orders of the same plan the frame
-    holds, and what they cost, follows the plan's header; so do the sequences
-    of the same steps with other values (``all_values=True``).
+    holds, and what they cost, follows the plan's header; so do the nearer
+    (and dearer) sequences of the same steps with other values
+    (``all_values=True``).
 
     Works on a full frame and on one that keeps only some orders or plans,
     and on a frame read back with :func:`pandas.read_csv`.
@@ -354,8 +355,8 @@ def _plan_header(plan, seq, orders, anyhow=False):
         )
     if other_values:
         text += (
-            f"; the same steps with other values in {len(other_values)} "
-            f"sequence(s) cost {_span(other_values)}"
+            f"; {len(other_values)} nearer sequence(s) of the same steps cost "
+            f"{_span(other_values)}"
         )
     return text
 

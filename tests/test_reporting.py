@@ -582,3 +582,26 @@ def test_describe_shows_steps_at_their_scale(dummies_explained):
         for value in (old, new):
             # at most two decimals, whatever the refinement left
             assert "." not in value or len(value.split(".")[1]) <= 2
+
+
+def test_the_same_steps_with_other_values_are_not_other_orders():
+    # all_values=True: plan 1's step again, nearer to the row but dearer
+    frame, _ = _frames()
+    nearer = _sequence(
+        [_step(3, 1, 1, "change_hours", "hours", 40, 48, 3.5, 1.0, 0.55)],
+        gower=0.04,
+    )
+    extra = pd.DataFrame.from_records(nearer, columns=list(COLUMNS)).astype(
+        frame.dtypes.to_dict()
+    )
+    frame = pd.concat([frame.iloc[:5], extra, frame.iloc[5:]], ignore_index=True)
+    text = describe(frame, X=_x(), initial_proba=PROBA, target_name="approved")
+    lines = text.splitlines()
+    assert "4 Pareto-optimal sequence(s) in 2 plan(s)" in lines[1]
+    # plan 1 keeps its other order; plan 2 has no other order, one nearer
+    assert lines[2].endswith("the same actions in 1 other order(s) cost 4.38")
+    second = next(line for line in lines if line.startswith("  #2"))
+    assert "other order" not in second
+    assert second.endswith("; 1 nearer sequence(s) of the same steps cost 3.50")
+    # the shown steps are the cheapest values
+    assert "40 -> 50" in text and "40 -> 48" not in text
