@@ -1375,3 +1375,24 @@ def test_many_actions_by_step_keep_their_intervals_plain():
         assert join.get_linestyle() == ":" and join.get_linewidth() < 1
         assert all(style[1] is None for style in bars[0].get_linestyle())
     plt.close("all")
+
+
+def test_step_chart_draws_each_order_with_its_cheapest_values(explanations):
+    # all_values=True: plan 0's first order again, nearer but dearer
+    variant = make_frame(
+        [
+            ("a", 0, 4, 1, "study", 0.35, 2.8, 0.20, 2),
+            ("a", 0, 4, 2, "save", 0.75, 2.8, 0.20, 2),
+        ]
+    )
+    both = pd.concat([explanations, variant], ignore_index=True)
+    ax = TargetProbabilityDisplay.from_explanations(
+        both, "a", all_orders=True, dodge=0
+    ).ax_
+    assert legend_texts(ax)[:3] == [
+        "#1 cost 2.00",
+        "#1 other order, cost 3.50",
+        "#2 cost 3.00",
+    ]
+    drawn = [np.asarray(line.get_ydata()).tolist() for line in ax.get_lines()]
+    assert [0.35, 0.75] not in drawn

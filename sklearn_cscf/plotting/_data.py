@@ -255,14 +255,16 @@ def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba
     lines, grouped by plan: ``plan``, ``rank`` (of the plan among the
     shown), ``other`` (another order of the plan), ``cost``, ``actions`` and
     ``proba`` (tuples, one entry per step: the ``column`` after the step, the
-    probability or a regressor's prediction)."""
+    probability or a regressor's prediction). Each order is drawn with its
+    cheapest values (a frame of ``all_values=True`` holds dearer ones)."""
     by_step = steps.set_index(["solution", "step"]).sort_index()
-    lines, ranks = [], {}
+    lines, ranks, drawn = [], {}, set()
     for _, seq in sequences.iterrows():
         plan = int(seq["plan"])
         other = plan in ranks
-        if other and not all_orders:
+        if (other and not all_orders) or (plan, seq["actions"]) in drawn:
             continue
+        drawn.add((plan, seq["actions"]))
         ranks.setdefault(plan, len(ranks))
         rows = by_step.loc[seq["solution"]]
         lines.append((plan, ranks[plan], other, float(seq["cost"]), rows))
