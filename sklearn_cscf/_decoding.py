@@ -8,7 +8,6 @@ in its feasible space at the moment it is applied (see ``actions.py``).
 
 import numpy as np
 
-from sklearn_cscf._answers import word_hashes
 from sklearn_cscf._workspace import Workspace
 
 
@@ -64,8 +63,7 @@ def decode_order(keys, n_actions, max_length=None, work=None):
 
 
 def canonical_genotypes(keys, n_actions, max_length=None):
-    """Each genotype as the sequence it encodes before any state is seen,
-    and a 64-bit hash of it.
+    """Each genotype as the sequence it encodes before any state is seen.
 
     Two genotypes with the same actions in the same order and the same value
     keys for those actions decode, from the same state, to the same sequence
@@ -74,10 +72,9 @@ def canonical_genotypes(keys, n_actions, max_length=None):
 
     Returns
     -------
-    words : ndarray of shape (n, 2 * n_actions), uint64
+    ndarray of shape (n, 2 * n_actions), uint64
         The order (``-1`` padded) and the value key of each step, as the bits
         of floats.
-    hashes : ndarray of shape (n,), uint64
     """
     order, _ = decode_order(keys, n_actions, max_length)
     rows = np.empty((keys.shape[0], 2 * n_actions))
@@ -85,5 +82,4 @@ def canonical_genotypes(keys, n_actions, max_length=None):
     values = np.take_along_axis(keys[:, n_actions:], np.maximum(order, 0), axis=1)
     np.copyto(values, -1.0, where=order < 0)
     rows[:, n_actions:] = values
-    words = rows.view(np.uint64)
-    return words, word_hashes(words)
+    return rows.view(np.uint64)

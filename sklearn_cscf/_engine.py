@@ -36,7 +36,7 @@ from sklearn_cscf._objectives import (
 from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine, refine_budget
 from sklearn_cscf._result import Diagnostics, InstanceResult
-from sklearn_cscf._search import BRKGA, Evaluation
+from sklearn_cscf._search import BRKGA, Evaluation, first_equal
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf._workspace import Workspace
@@ -70,25 +70,6 @@ class Problem:
     @property
     def slices(self):
         return objective_slices(self.objectives)
-
-
-_OWNER_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _first_equal(owner, hashes, words):
-    """For each row, the first row of the same owner with the same ``words``
-    (``hashes``: a hash of each row of them; a collision is told apart)."""
-    combined = np.bitwise_xor(hashes, owner.astype(np.uint64) * _OWNER_MIX)
-    _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    source = first[inverse]
-    same = (owner[source] == owner) & (words[source] == words).all(axis=1)
-    return np.where(same, source, np.arange(owner.shape[0]))
-
-
-def _void_like(n_words):
-    """The dtype of keys made of ``n_words`` 64-bit words (see
-    :func:`~sklearn_cscf._simulation.row_bytes`)."""
-    return np.dtype((np.void, 8 * n_words))
 
 
 def _groups(members, counts):
@@ -182,47 +163,32 @@ class Block:
         seen_owner = np.repeat(
             np.array([m for m, _ in seen], dtype=np.intp),
             [pair[0].shape[0] for _, pair in seen],
-        ).astype(np.intp)
+        )
         k = seen_owner.shape[0]
-        words, hashes = canonical_genotypes(
+        words = canonical_genotypes(
             np.vstack([pair[0] for _, pair in seen] + [stacked]),
             self.problem.n_actions,
             self.problem.settings.max_sequence_length,
         )
-        # each row's evaluation: a known one (source < k), its own (source:
-        # itself), or an earlier row's
-        source = _first_equal(np.concatenate([seen_owner, owner]), hashes, words)[k:]
-        rows = np.arange(n)
-        new = np.flatnonzero(source == rows + k)
-        evaluation = Evaluation(
-            np.empty((n, sum(o.width for o in self.problem.objectives))),
-            np.empty(n),
-            np.empty(n, dtype=_void_like(2 * self.problem.n_actions)),
-            np.empty(n, dtype=_void_like(self.problem.n_actions)),
-        )
-        columns = evaluation._arrays()
+        # the first row (known ones first) of each instance and sequence
+        owners = np.concatenate([seen_owner, owner]).astype(np.uint64)
+        source = first_equal(np.column_stack([words, owners]))
+        new = np.flatnonzero(source[k:] == np.arange(k, k + n))
+        # the known evaluations, then the new ones: where each row's is
+        pool = [pair[1] for _, pair in seen]
         if new.size:
-            judged = self._judge(owner[new], stacked[new], work)
-            for mine, theirs in zip(columns, judged._arrays()):
-                mine[new] = theirs
-        from_seen = np.flatnonzero(source < k)
-        if from_seen.size:
-            seen = Evaluation.concatenate([pair[1] for _, pair in seen])
-            for mine, theirs in zip(columns, seen._arrays()):
-                mine[from_seen] = theirs[source[from_seen]]
-        copied = np.flatnonzero((source >= k) & (source != rows + k))
-        for mine in columns:
-            mine[copied] = mine[source[copied] - k]
+            pool.append(self._judge(owner[new], stacked[new], work))
+        pool = Evaluation.concatenate(pool)
+        where = np.arange(k + n)
+        where[k + new] = k + np.arange(new.size)
+        where = where[source[k:]]
         skipped = np.bincount(owner, minlength=len(self)) - np.bincount(
             owner[new], minlength=len(self)
         )
         for member in np.flatnonzero(skipped).tolist():
             self.usage[member].n_asked += int(skipped[member])
         # each member's arrays of its own (a copy, not a view of the block's)
-        return [
-            evaluation.take(np.arange(rows.start, rows.stop))
-            for _, rows in _groups(members, counts)
-        ]
+        return [pool.take(where[rows]) for _, rows in _groups(members, counts)]
 
     def judge(self, owner, keys):
         """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,

@@ -99,20 +99,29 @@ class Evaluation:
         return b"".join(sorted(bytes(key) for key in plans[ranked[distinct]]))
 
 
-def first_occurrences(keys):
-    """Indices of the first occurrence of each distinct key, in input order.
+def first_equal(words):
+    """For each row of the uint64 array ``words``, the index of the first row
+    equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`), then
+    checked word by word (a collision falls back to comparing the rows)."""
+    _, first, inverse = np.unique(
+        word_hashes(words), return_index=True, return_inverse=True
+    )
+    source = first[inverse]
+    if not (words[source] == words).all():
+        _, first, inverse = np.unique(
+            words, axis=0, return_index=True, return_inverse=True
+        )
+        source = first[inverse.reshape(-1)]
+    return source
 
-    Keys of bytes (a void array whose rows are 64-bit words, such as
-    sequence keys) are told apart by a 64-bit hash of their words, then
-    checked word by word (a collision falls back to comparing the bytes).
-    """
+
+def first_occurrences(keys):
+    """Indices of the first occurrence of each distinct key, in input order
+    (keys of bytes whose rows are 64-bit words, such as sequence keys, by
+    :func:`first_equal`)."""
     if keys.dtype.kind == "V" and keys.dtype.itemsize % 8 == 0 and keys.size:
         words = np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], -1)
-        _, index, inverse = np.unique(
-            word_hashes(words), return_index=True, return_inverse=True
-        )
-        if (words == words[index[inverse]]).all():
-            return np.sort(index)
+        return np.flatnonzero(first_equal(words) == np.arange(keys.shape[0]))
     _, index = np.unique(keys, return_index=True)
     return np.sort(index)
 

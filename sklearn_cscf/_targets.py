@@ -55,10 +55,8 @@ class ClassTarget:
     ):
         self.accept = np.asarray(accept, dtype=bool)
         # two classes, one of them acceptable per code: that class (else -1)
-        single = self.accept.sum(axis=1) == 1
+        single = (self.accept.sum(axis=1) == 1) & (self.accept.shape[1] == 2)
         self.single = np.where(single, self.accept.argmax(axis=1), -1)
-        if self.accept.shape[1] != 2:
-            self.single[:] = -1
         self.use_predict = use_predict
         self.min_proba = min_proba
         self.code = code

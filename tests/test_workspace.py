@@ -84,8 +84,8 @@ def test_memo_answers_like_a_dict_per_instance():
         assert memo.counts.tolist() == counts.tolist()
 
 
-def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatch):
-    explainer, rejected = credit_problem
+def explained_block(explainer, rows, monkeypatch):
+    """The block that explained ``rows``."""
     evaluate, blocks = Block.evaluate, []
 
     def capture(self, members, keys, known=None):
@@ -93,8 +93,14 @@ def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatc
         return evaluate(self, members, keys, known)
 
     monkeypatch.setattr(Block, "evaluate", capture)
-    explainer.explain(rejected.iloc[:3])
-    block = blocks[0]
+    explainer.explain(rows)
+    monkeypatch.undo()
+    return blocks[0]
+
+
+def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatch):
+    explainer, rejected = credit_problem
+    block = explained_block(explainer, rejected.iloc[:3], monkeypatch)
     rng = np.random.default_rng(0)
     keys = rng.random((300, 2 * block.problem.n_actions))
     owner = np.repeat(np.arange(len(block)), 100)
@@ -244,16 +250,7 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     credit_problem, monkeypatch
 ):
     explainer, rejected = credit_problem
-    evaluate, blocks = Block.evaluate, []
-
-    def capture(self, members, keys, known=None):
-        blocks.append(self)
-        return evaluate(self, members, keys, known)
-
-    monkeypatch.setattr(Block, "evaluate", capture)
-    explainer.explain(rejected.iloc[:2])
-    monkeypatch.undo()
-    block = blocks[0]
+    block = explained_block(explainer, rejected.iloc[:2], monkeypatch)
     n_actions = block.problem.n_actions
     rng = np.random.default_rng(3)
     population = [rng.random((40, 2 * n_actions)) for _ in range(2)]

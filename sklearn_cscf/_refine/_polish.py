@@ -22,8 +22,13 @@ from sklearn_cscf._refine._moves import (
     singles,
     trades,
 )
-from sklearn_cscf._search import Evaluation, first_occurrences, pareto_front
-from sklearn_cscf._simulation import order_keys, row_bytes
+from sklearn_cscf._search import (
+    Evaluation,
+    first_equal,
+    first_occurrences,
+    pareto_front,
+)
+from sklearn_cscf._simulation import order_keys
 
 # the budget: states asked by refinement, as a share of the search's ...
 REFINE_SHARE = 5.0
@@ -272,7 +277,7 @@ def _distinct(owner, sequence):
         return np.empty(0, dtype=np.intp)
     words = np.ascontiguousarray(sequence).view(np.uint64).reshape(owner.size, -1)
     tagged = np.column_stack([words, owner.astype(np.uint64)])
-    return first_occurrences(row_bytes(tagged))
+    return np.flatnonzero(first_equal(tagged) == np.arange(owner.size))
 
 
 def _merged(old, new):
