@@ -332,8 +332,10 @@ def plain(label):
 
 def sequences(ok):
     """One row per sequence of the (checked) ``ok`` rows: ``instance``,
-    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``
-    and ``cost``; by instance (in the frame's order), then cost."""
+    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``,
+    ``cost`` and ``other_values`` (the same steps as a cheaper sequence, with
+    other values: a frame of ``all_values=True``); by instance (in the
+    frame's order), then cost."""
     ordered = ok.sort_values("step", kind="stable")
     grouped = ordered.groupby(["instance", "solution"], sort=False)
     table = (
@@ -361,6 +363,7 @@ def sequences(ok):
             for _, group in table.groupby("instance", sort=False)
             for plan in number_plans(group["actions"])
         ]
+    table["other_values"] = table.duplicated(["instance", "actions"])
     return table
 
 
@@ -396,14 +399,15 @@ def free_orders(ok, states=None):
     )
     if "plan" in ok and "sequence_cost" in ok:
         table = sequences(ok)
-        # each order at its cheapest values (all_values lists dearer ones)
-        orders = table.groupby(["instance", "plan", "actions"], sort=False)["cost"]
-        table["cost"] = orders.transform("min")
-        spread = table.groupby(["instance", "plan"], sort=False)["cost"].transform(
+        orders = table[~table["other_values"]]  # each at its cheapest values
+        spread = orders.groupby(["instance", "plan"], sort=False)["cost"].agg(
             lambda c: np.ptp(c.to_numpy(dtype=float))
         )
-        same = pd.Series(np.isclose(spread.to_numpy(dtype=float), 0.0))
-        same.index = pd.MultiIndex.from_frame(table[["instance", "solution"]])
+        plans = pd.MultiIndex.from_frame(table[["instance", "plan"]])
+        same = np.isclose(spread.reindex(plans).to_numpy(dtype=float), 0.0)
+        same = pd.Series(
+            same, pd.MultiIndex.from_frame(table[["instance", "solution"]])
+        )
         free &= same.reindex(free.index).to_numpy()
     if states is not None and free.any():
         free &= _no_consequences(ok, states).reindex(free.index).fillna(False)

@@ -307,8 +307,9 @@ def _describe_instance(
 
 
 def _plans(label, ok):
-    """``{plan: [(cost, steps of one order), ...]}``, cheapest plan and order
-    first."""
+    """``{plan: [(cost, steps of one sequence, other values), ...]}``,
+    cheapest plan and sequence first (``other values``: the same steps as a
+    cheaper one, see :func:`~sklearn_cscf._frames.sequences`)."""
     if ok[["plan", "solution"]].isna().any().any():
         raise ValueError(
             f"instance {plain(label)!r} has 'ok' rows without a plan or "
@@ -318,7 +319,9 @@ def _plans(label, ok):
     plans = {}
     for seq in sequences(ok).itertuples():  # by cost
         order = steps.get_group(seq.solution)
-        plans.setdefault(int(seq.plan), []).append((float(seq.cost), order))
+        plans.setdefault(int(seq.plan), []).append(
+            (float(seq.cost), order, seq.other_values)
+        )
     return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
 
 
@@ -338,16 +341,14 @@ def _plan_header(plan, seq, orders, anyhow=False):
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
         text += f", reaches {plain(reached)}"
     # the plan's other sequences: other orders (the cheapest values of each),
-    # and the same steps with other values (all_values: nearer, dearer)
+    # and the shown steps with other values (all_values: nearer, dearer)
     steps = tuple(seq["action"].astype(str))
-    seen, other_orders, other_values = {steps}, [], []
-    for order_cost, other in orders[1:]:
-        key = tuple(other["action"].astype(str))
-        if key == steps:
-            other_values.append(order_cost)
-        elif key not in seen:
-            seen.add(key)
-            other_orders.append(order_cost)
+    other_orders = [cost for cost, _, variant in orders[1:] if not variant]
+    other_values = [
+        cost
+        for cost, other, variant in orders[1:]
+        if variant and tuple(other["action"].astype(str)) == steps
+    ]
     if other_orders:
         text += (
             f"; the same actions in {len(other_orders)} other order(s) cost "

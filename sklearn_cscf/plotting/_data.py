@@ -258,13 +258,12 @@ def plan_lines(steps, sequences, max_solutions, all_orders, column="target_proba
     probability or a regressor's prediction). Each order is drawn with its
     cheapest values (a frame of ``all_values=True`` holds dearer ones)."""
     by_step = steps.set_index(["solution", "step"]).sort_index()
-    lines, ranks, drawn = [], {}, set()
+    lines, ranks = [], {}
     for _, seq in sequences.iterrows():
         plan = int(seq["plan"])
         other = plan in ranks
-        if (other and not all_orders) or (plan, seq["actions"]) in drawn:
+        if (other and not all_orders) or seq["other_values"]:
             continue
-        drawn.add((plan, seq["actions"]))
         ranks.setdefault(plan, len(ranks))
         rows = by_step.loc[seq["solution"]]
         lines.append((plan, ranks[plan], other, float(seq["cost"]), rows))
