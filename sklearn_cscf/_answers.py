@@ -93,52 +93,52 @@ def state_hashes(states, work=None):
     return np.bitwise_xor.reduce(bits, axis=1, out=out)
 
 
-class KeyedTable:
-    """Rows of named columns stored by (instance, 64-bit key), for every
-    instance of a block at once.
+class AnswerMemo:
+    """The answers already given to the states of a block's instances, by
+    (instance, state hash).
 
-    One open-addressing hash table (linear probing, at most half full), so
-    that a batch of keys of many instances is looked up, and stored, in a
-    few vectorised rounds instead of one call per instance. Each instance
-    holds at most ``limit`` rows; when one would hold more, its rows are
-    forgotten and it starts afresh (a table is a cache).
+    One open-addressing hash table (linear probing, at most half full) for
+    every instance of the block, so that a batch of states of many instances
+    is looked up, and remembered, in a few vectorised rounds instead of one
+    call per instance. Each instance holds at most ``limit`` answers; when
+    one would hold more, its answers are forgotten and it starts afresh (it
+    is only a cache: a forgotten state is asked again).
 
     Parameters
     ----------
     n_members : int
         The instances of the block.
-    columns : dict
-        ``{name: (shape, dtype)}`` of what each row holds (``shape``: the
-        shape of one row's value, ``()`` for a number).
-    limit : int
+    width : int
+        Columns of the model's output (``Answers.output``).
+    limit : int, default=MEMO_LIMIT
     """
 
-    def __init__(self, n_members, columns, limit):
+    def __init__(self, n_members, width, limit=MEMO_LIMIT):
         self.limit = limit
-        self.columns = dict(columns)
-        self.counts = np.zeros(n_members, dtype=np.intp)  # rows per instance
+        self.width = width
+        self.counts = np.zeros(n_members, dtype=np.intp)  # answers per instance
+        self._with_output = False
         self._allocate(1024)
 
     def _allocate(self, capacity):
         self._used = np.zeros(capacity, dtype=bool)
         self._hashes = np.zeros(capacity, dtype=np.uint64)
         self._members = np.zeros(capacity, dtype=np.intp)
+        self._decision = np.zeros(capacity, dtype=np.intp)
+        self._output = np.zeros((capacity, self.width))
         self._claims = np.zeros(capacity, dtype=np.intp)  # scratch for _place
-        self.data = {
-            name: np.zeros((capacity, *shape), dtype=dtype)
-            for name, (shape, dtype) in self.columns.items()
-        }
 
     def __len__(self):
         return int(self.counts.sum())
 
     def _home(self, hashes, members):
-        """The first slot probed for each (key, member)."""
+        """The first slot probed for each (hash, member)."""
         mixed = np.bitwise_xor(hashes, members.astype(np.uint64) * _MIX_2)
         return (mixed & np.uint64(self._used.shape[0] - 1)).astype(np.intp)
 
     def lookup(self, hashes, members):
-        """The slot of each (key, instance), ``-1`` where it holds no row."""
+        """The slot of each (state hash, instance), ``-1`` where its answer
+        is not remembered."""
         n = hashes.shape[0]
         slots = np.full(n, -1, dtype=np.intp)
         position = self._home(hashes, members)
@@ -155,10 +155,14 @@ class KeyedTable:
             position[todo] = (at[further] + 1) & mask
         return slots
 
-    def insert(self, hashes, members, values):
-        """Store the rows ``values`` (``{name: array}``, every column) of the
-        keys ``hashes`` of instances ``members`` (distinct pairs, not yet
-        stored)."""
+    def answers(self, slots):
+        """The remembered :class:`Answers` at ``slots``."""
+        output = self._output[slots] if self._with_output else None
+        return Answers(self._decision[slots], output)
+
+    def insert(self, hashes, members, answers):
+        """Remember the answers to the states of ``hashes`` of instances
+        ``members`` (distinct pairs, not yet remembered)."""
         k = hashes.shape[0]
         if k == 0:
             return
@@ -169,22 +173,23 @@ class KeyedTable:
             self.counts[full] = 0
         if 2 * (len(self) + k) > self._used.shape[0]:
             self._rehash(keep=self._used, size=len(self) + k)
-        self._place(hashes, members, values)
+        self._with_output |= answers.output is not None
+        self._place(hashes, members, answers)
         self.counts += adding
 
     def _rehash(self, keep, size=0):
         """The table again, with the slots ``keep`` only, and room for
-        ``size`` rows."""
+        ``size`` answers."""
         rows = np.flatnonzero(keep)
         hashes, members = self._hashes[rows], self._members[rows]
-        values = {name: column[rows] for name, column in self.data.items()}
+        kept = Answers(self._decision[rows], self._output[rows])
         capacity = self._used.shape[0]
         while 2 * size > capacity:
             capacity *= 2
         self._allocate(capacity)
-        self._place(hashes, members, values)
+        self._place(hashes, members, kept)
 
-    def _place(self, hashes, members, values):
+    def _place(self, hashes, members, answers):
         position = self._home(hashes, members)
         mask = self._used.shape[0] - 1
         todo = np.arange(hashes.shape[0])
@@ -198,49 +203,10 @@ class KeyedTable:
             self._used[slots] = True
             self._hashes[slots] = hashes[rows]
             self._members[slots] = members[rows]
-            for name, column in self.data.items():
-                column[slots] = values[name][rows]
+            self._decision[slots] = answers.decision[rows]
+            if answers.output is not None:
+                self._output[slots] = answers.output[rows]
             placed = np.zeros(todo.shape[0], dtype=bool)
             placed[taking] = True
             todo = todo[~placed]
             position[todo] = (at[~placed] + 1) & mask
-
-
-class AnswerMemo(KeyedTable):
-    """The answers already given to the states of a block's instances, by
-    (instance, state hash): a :class:`KeyedTable` of decisions and outputs.
-
-    Each instance holds at most ``limit`` answers; when one would hold more,
-    it starts afresh (a forgotten state is asked again).
-
-    Parameters
-    ----------
-    n_members : int
-        The instances of the block.
-    width : int
-        Columns of the model's output (``Answers.output``).
-    limit : int, default=MEMO_LIMIT
-    """
-
-    def __init__(self, n_members, width, limit=MEMO_LIMIT):
-        self.width = width
-        self._with_output = False
-        columns = {"decision": ((), np.intp), "output": ((width,), float)}
-        super().__init__(n_members, columns, limit)
-
-    def answers(self, slots):
-        """The remembered :class:`Answers` at ``slots``."""
-        output = self.data["output"][slots] if self._with_output else None
-        return Answers(self.data["decision"][slots], output)
-
-    def insert(self, hashes, members, answers):
-        """Remember the answers to the states of ``hashes`` of instances
-        ``members`` (distinct pairs, not yet remembered)."""
-        output = answers.output
-        if output is None:
-            output = np.zeros((hashes.shape[0], self.width))
-        else:
-            self._with_output = True
-        super().insert(
-            hashes, members, {"decision": answers.decision, "output": output}
-        )
