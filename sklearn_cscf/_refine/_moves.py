@@ -52,22 +52,10 @@ def other_orders(trials, owner, keys):
     n_actions = trials.problem.n_actions
     max_length = trials.problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
-    sources, orders = [], []
-    for length in np.unique(lengths).tolist():
-        if length < 2:
-            continue
-        rows = np.flatnonzero(lengths == length)
-        for move in _other_orders_of(length):
-            new = order[rows].copy()
-            new[:, :length] = order[rows][:, list(move)]
-            sources.append(rows)
-            orders.append(new)
-    if not sources:
+    source, pick = _reorderings(lengths, order.shape[1])
+    if source.size == 0:
         return no_candidates(n_actions)
-    source = np.concatenate(sources)
-    new_order = np.vstack(orders)
-    by_row = np.argsort(source, kind="stable")  # owner order kept
-    source, new_order = source[by_row], new_order[by_row]
+    new_order = np.take_along_axis(order[source], pick, axis=1)
     new_owner = owner[source]
     new_keys = genotypes_of(new_order, keys[source, n_actions:], n_actions)
     # where the found values are not valid in the new order, every step
@@ -85,6 +73,25 @@ def other_orders(trials, owner, keys):
     if lost.size:
         new_keys[lost] = at_far_ends(trials.problem, new_keys[lost], new_order[lost])
     return fitted(trials, new_owner, new_keys)
+
+
+def _reorderings(lengths, width):
+    """Every other order (:func:`_other_orders_of`) of each sequence of
+    ``lengths`` steps: the sequence each comes from (sorted, so that the
+    owners' order is kept) and the positions its steps are taken from."""
+    sources, picks = [], []
+    for length in np.unique(lengths).tolist():
+        rows = np.flatnonzero(lengths == length)
+        for move in _other_orders_of(length):  # none below two steps
+            pick = np.arange(width)
+            pick[:length] = move
+            sources.append(rows)
+            picks.append(np.broadcast_to(pick, (rows.size, width)))
+    if not sources:
+        return np.empty(0, dtype=np.intp), np.empty((0, width), dtype=np.intp)
+    source = np.concatenate(sources)
+    by_row = np.argsort(source, kind="stable")
+    return source[by_row], np.vstack(picks)[by_row]
 
 
 def _other_orders_of(length):
@@ -115,23 +122,11 @@ def reordered(block, owner, keys):
     if owner.size == 0:
         return no_candidates(n_actions)
     paths = block.simulate(owner, keys, record=True)
-    sources, orders, targets = [], [], []
-    for length in np.unique(paths.lengths).tolist():
-        rows = np.flatnonzero(paths.lengths == length)
-        for move in _other_orders_of(length):  # none below two steps
-            new = paths.order[rows].copy()
-            new[:, :length] = paths.order[rows][:, list(move)]
-            target = paths.new_values[rows].copy()
-            target[:, :length] = paths.new_values[rows][:, list(move)]
-            sources.append(rows)
-            orders.append(new)
-            targets.append(target)
-    if not sources:
+    source, pick = _reorderings(paths.lengths, n_actions)
+    if source.size == 0:
         return no_candidates(n_actions)
-    source = np.concatenate(sources)
-    by_row = np.argsort(source, kind="stable")  # owner order kept
-    source = source[by_row]
-    order, target = np.vstack(orders)[by_row], np.vstack(targets)[by_row]
+    order = np.take_along_axis(paths.order[source], pick, axis=1)
+    target = np.take_along_axis(paths.new_values[source], pick, axis=1)
     values = keys[source, n_actions:].copy()
     state = paths.states[source, 0].copy()
     found = np.ones(source.size, dtype=bool)
