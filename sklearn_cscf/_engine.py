@@ -182,11 +182,7 @@ class Block:
         where = np.arange(k + n)
         where[k + new] = k + np.arange(new.size)
         where = where[source[k:]]
-        skipped = np.bincount(owner, minlength=len(self)) - np.bincount(
-            owner[new], minlength=len(self)
-        )
-        for member in np.flatnonzero(skipped).tolist():
-            self.usage[member].n_asked += int(skipped[member])
+        self.count_asked(np.delete(owner, new))
         # each member's arrays of its own (a copy, not a view of the block's)
         return [pool.take(where[rows]) for _, rows in _groups(members, counts)]
 
@@ -203,6 +199,13 @@ class Block:
         cost = paths.sequence_cost
         cost[gap != 0] = np.inf
         return cost
+
+    def count_asked(self, owner):
+        """Count a state of each of instances ``owner`` as asked about (a
+        sequence whose answer is known without asking)."""
+        asked = np.bincount(owner, minlength=len(self))
+        for member in np.flatnonzero(asked).tolist():
+            self.usage[member].n_asked += int(asked[member])
 
     def _judge(self, owner, keys, work=None):
         """:meth:`judge`; with ``work``, its arrays (and the evaluation's)

@@ -182,7 +182,14 @@ def pull_back(block, owner, keys, positions):
         return
     grid = _scan_grid(block, paths, rows, steps, least, current)
     valid_key, trial_key, bar, pending = _cheapest_on_grid(
-        block, owner, keys, rows, column, grid, current
+        block,
+        owner,
+        keys,
+        rows,
+        column,
+        grid,
+        current,
+        _step_values(block, paths, rows, steps, grid),
     )
     # no valid value up to the found one (the other steps changed since):
     # the step may have to do more, toward the far end of its value space
@@ -190,9 +197,17 @@ def pull_back(block, owner, keys, positions):
     if lost.size:
         far = np.where(current[lost] > least[lost], 1.0, 0.0)
         grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
+        values = _step_values(block, paths, rows[lost], steps[lost], grid)
         (valid_key[lost], trial_key[lost], bar[lost], pending[lost]) = (
             _cheapest_on_grid(
-                block, owner, keys, rows[lost], column[lost], grid, current[lost]
+                block,
+                owner,
+                keys,
+                rows[lost],
+                column[lost],
+                grid,
+                current[lost],
+                values,
             )
         )
     # keys closer than one value's width of keys hold no value between them
@@ -227,17 +242,25 @@ def pull_back(block, owner, keys, positions):
     keys[rows, column] = valid_key
 
 
-def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
+def _cheapest_on_grid(block, owner, keys, rows, column, grid, current, values):
     """Each row's genotype tried with every value key of its row of ``grid``
     in ``column`` (one model call): the key of the cheapest valid sequence
     (the first among equals; ``current`` where none is valid), the key before
     it in the grid (to search toward), its cost (``inf``: none valid) and
-    whether there is anything between the two to search."""
-    # a row's repeated keys (equal keys lie side by side: the grid is sorted
-    # by distance) are asked about once: the grid's width depends on the
-    # other rows of the block, what a row asks about must not
+    whether there is anything between the two to search. ``values``: the
+    value the step takes with each key (:func:`_step_values`)."""
+    # keys giving the step the value of the key before them in the row give
+    # the same sequence: only the first is asked about (the first among
+    # equals is chosen anyway). A row's repeated keys (padding) are asked
+    # about once too: the grid's width depends on the other rows of the
+    # block, what a row asks about must not. Along a row keys move one way
+    # from the least change, so the values do too: equal ones lie side by side
     first = np.ones(grid.shape, dtype=bool)
-    first[:, 1:] = grid[:, 1:] != grid[:, :-1]
+    np.not_equal(grid[:, 1:], grid[:, :-1], out=first[:, 1:])
+    twin = first[:, 1:] & (values[:, 1:] == values[:, :-1])
+    first[:, 1:] &= ~twin
+    # a twin counts as asked about, as it was before it was told apart
+    block.count_asked(owner[rows[np.nonzero(twin)[0]]])
     at, point = np.nonzero(first)
     price = np.full(grid.shape, np.inf)
     price[at, point] = block.price(
@@ -252,6 +275,24 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current):
         some & (chosen > 0), grid[at, np.maximum(chosen - 1, 0)], valid_key
     )
     return valid_key, trial_key, best, some & (chosen > 0)
+
+
+def _step_values(block, paths, rows, steps, grid):
+    """The value each row's step ``steps`` takes with each value key of its
+    row of ``grid``, from the state before the step (a step's outcome
+    depends on its value, not on the key that picked it)."""
+    values = np.empty(grid.shape)
+    action = paths.order[rows, steps]
+    width = grid.shape[1]
+    for a in np.unique(action).tolist():
+        chosen = np.flatnonzero(action == a)
+        compiled = block.problem.actions[a]
+        before = paths.states[rows[chosen], steps[chosen], compiled.feature]
+        found, _ = compiled.space.interpolate(
+            grid[chosen].ravel(), np.repeat(before, width)
+        )
+        values[chosen] = found.reshape(chosen.size, width)
+    return values
 
 
 def _bar(cost):

@@ -63,6 +63,11 @@ class Trials(Protocol):
         """Their sequence costs, ``inf`` where not valid (as :meth:`judge`,
         without the other objectives)."""
 
+    def count_asked(self, owner):
+        """Count a state of each of instances ``owner`` as asked about,
+        without asking: its answer is known (the same sequence as one
+        asked about)."""
+
 
 class Budgeted:
     """A :class:`Trials` that counts the states asked about per instance."""
@@ -84,6 +89,10 @@ class Budgeted:
     def price(self, owner, keys):
         self.spent += np.bincount(owner, minlength=self.spent.shape[0])
         return self.block.price(owner, keys)
+
+    def count_asked(self, owner):
+        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        self.block.count_asked(owner)
 
     def left(self):
         return self.budget - self.spent
