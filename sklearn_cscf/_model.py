@@ -31,7 +31,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_cscf._answers import Answers, state_hashes
+from sklearn_cscf._answers import Answers, first_rows, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._feature_names import fitted_without_names, quiet_names
 from sklearn_cscf._schema import plain_missing
@@ -225,23 +225,19 @@ def answer_batch(model, memo, usage, groups, states, work=None, max_rows=None):
     novel = np.flatnonzero(~known)
     if novel.size == 0:
         return Answers(decision, output)
-    # the new states by hash, then instance (then row: who is sorted): each
-    # distinct state is asked once, whichever instance reached it first, and
-    # each instance remembers its new states once
-    ordered = novel[np.lexsort((who[novel], hashes[novel]))]
-    new_state = np.ones(ordered.shape[0], dtype=bool)
-    np.not_equal(hashes[ordered[1:]], hashes[ordered[:-1]], out=new_state[1:])
-    new_pair = new_state.copy()
-    new_pair[1:] |= who[ordered[1:]] != who[ordered[:-1]]
-    sent = ordered[new_state]
-    inverse = np.cumsum(new_state) - 1
+    # each distinct new state is asked once, by its first row (whichever
+    # instance reached it first: who is sorted), and each instance remembers
+    # its new states once
+    inverse, sent = first_rows(hashes[novel])
+    pair_codes = inverse * np.intp(len(usage)) + who[novel]
+    _, pairs = first_rows(pair_codes)
+    sent, pairs = novel[sent], novel[pairs]
     seconds = model.seconds
     fresh = _answer_in_chunks(model, states[sent], max_rows)
     seconds = model.seconds - seconds
-    decision[ordered] = fresh.decision[inverse]
+    decision[novel] = fresh.decision[inverse]
     if output is not None:
-        output[ordered] = fresh.output[inverse]
-    pairs = ordered[new_pair]
+        output[novel] = fresh.output[inverse]
     memo.insert(hashes[pairs], who[pairs], Answers(decision, output).take(pairs))
     counts = np.bincount(who[sent], minlength=len(usage))
     for member in np.flatnonzero(counts).tolist():

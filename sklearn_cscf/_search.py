@@ -21,7 +21,7 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
-from sklearn_cscf._answers import word_hashes
+from sklearn_cscf._answers import first_rows, word_hashes
 
 # n_generations="auto": at least this many generations ...
 AUTO_MIN_GENERATIONS = 30
@@ -103,10 +103,8 @@ def first_equal(words):
     """For each row of the uint64 array ``words``, the index of the first row
     equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`), then
     checked word by word (a collision falls back to comparing the rows)."""
-    _, first, inverse = np.unique(
-        word_hashes(words), return_index=True, return_inverse=True
-    )
-    source = first[inverse]
+    codes, first = first_rows(word_hashes(words))
+    source = first[codes]
     if not (words[source] == words).all():
         _, first, inverse = np.unique(
             words, axis=0, return_index=True, return_inverse=True
@@ -224,7 +222,9 @@ class BRKGA:
     def _offspring(self):
         size = self.settings.population_size
         elites = self._elites
-        others = np.setdiff1d(np.arange(self.keys.shape[0]), elites, assume_unique=True)
+        not_elite = np.ones(self.keys.shape[0], dtype=bool)
+        not_elite[elites] = False
+        others = np.flatnonzero(not_elite)
         n_new = size - elites.size
         n_mutants = min(self.n_mutants, n_new)
         n_offspring = n_new - n_mutants
