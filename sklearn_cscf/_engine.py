@@ -36,7 +36,7 @@ from sklearn_cscf._objectives import (
 from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine, refine_budget
 from sklearn_cscf._result import Diagnostics, InstanceResult
-from sklearn_cscf._search import BRKGA, Evaluation, first_equal
+from sklearn_cscf._search import BRKGA, Evaluation, first_equal, key_hashes
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf._workspace import Workspace
@@ -193,10 +193,15 @@ class Block:
 
     def price(self, owner, keys):
         """The sequence cost of genotypes ``keys`` (as :meth:`judge`), ``inf``
-        where the sequence is not valid: no other objective is computed."""
-        paths = self._simulate(owner, keys)
-        gap = self._gap(owner, paths, self.targets[owner])
-        cost = paths.sequence_cost
+        where the sequence is not valid: no other objective is computed.
+
+        Its work arrays are the search's (:attr:`work`): refinement, which
+        calls it hundreds of times, then allocates (and the system zeroes)
+        no new memory for them."""
+        work = self.work
+        paths = self._simulate(owner, keys, work=work)
+        gap = self._gap(owner, paths, work.take("codes", self.targets, owner), work)
+        cost = paths.sequence_cost.copy()
         cost[gap != 0] = np.inf
         return cost
 
@@ -221,7 +226,10 @@ class Block:
         F = evaluate_objectives(
             problem.objectives, Candidates(starts, paths, codes, work)
         )
-        return Evaluation(F, gap, paths.sequence_keys(), order_keys(paths.order))
+        sequences, plans = paths.sequence_keys(), order_keys(paths.order)
+        return Evaluation(
+            F, gap, sequences, plans, key_hashes(sequences), key_hashes(plans)
+        )
 
     def _gap(self, owner, paths, codes, work=None):
         """How far each final state of ``paths`` is from its instance's

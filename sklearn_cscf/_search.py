@@ -66,6 +66,11 @@ class Evaluation:
     # (n,) bytes identifying its plan (actions and order, not values); None:
     # the sequence keys
     plan_key: np.ndarray | None = None
+    # (n,) the keys' word_hashes, computed once for a whole block (a search
+    # tells distinct sequences and plans apart every generation); None: not
+    # computed
+    sequence_hash: np.ndarray | None = None
+    plan_hash: np.ndarray | None = None
 
     @property
     def feasible(self):
@@ -75,7 +80,14 @@ class Evaluation:
         return Evaluation(*(None if a is None else a[index] for a in self._arrays()))
 
     def _arrays(self):
-        return (self.F, self.gap, self.sequence_key, self.plan_key)
+        return (
+            self.F,
+            self.gap,
+            self.sequence_key,
+            self.plan_key,
+            self.sequence_hash,
+            self.plan_hash,
+        )
 
     @staticmethod
     def concatenate(parts):
@@ -93,17 +105,23 @@ class Evaluation:
         feasible = np.flatnonzero(self.feasible)
         if feasible.size == 0:
             return b""
-        plans = self.sequence_key if self.plan_key is None else self.plan_key
+        if self.plan_key is None:
+            plans, hashes = self.sequence_key, self.sequence_hash
+        else:
+            plans, hashes = self.plan_key, self.plan_hash
         ranked = feasible[np.argsort(self.F[feasible, cost_column], kind="stable")]
-        distinct = first_occurrences(plans[ranked])[:n]
+        distinct = first_occurrences(
+            plans[ranked], None if hashes is None else hashes[ranked]
+        )[:n]
         return b"".join(sorted(bytes(key) for key in plans[ranked[distinct]]))
 
 
-def first_equal(words):
+def first_equal(words, hashes=None):
     """For each row of the uint64 array ``words``, the index of the first row
-    equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`), then
-    checked word by word (a collision falls back to comparing the rows)."""
-    codes, first = first_rows(word_hashes(words))
+    equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`, or
+    ``hashes`` when known), then checked word by word (a collision falls back
+    to comparing the rows)."""
+    codes, first = first_rows(word_hashes(words) if hashes is None else hashes)
     source = first[codes]
     if not (words[source] == words).all():
         _, first, inverse = np.unique(
@@ -113,15 +131,26 @@ def first_equal(words):
     return source
 
 
-def first_occurrences(keys):
+def first_occurrences(keys, hashes=None):
     """Indices of the first occurrence of each distinct key, in input order
     (keys of bytes whose rows are 64-bit words, such as sequence keys, by
-    :func:`first_equal`)."""
+    :func:`first_equal`; ``hashes``: their :func:`key_hashes`, when known)."""
     if keys.dtype.kind == "V" and keys.dtype.itemsize % 8 == 0 and keys.size:
-        words = np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], -1)
-        return np.flatnonzero(first_equal(words) == np.arange(keys.shape[0]))
+        source = first_equal(_words(keys), hashes)
+        return np.flatnonzero(source == np.arange(keys.shape[0]))
     _, index = np.unique(keys, return_index=True)
     return np.sort(index)
+
+
+def key_hashes(keys):
+    """The :func:`word_hashes` of keys of bytes whose rows are 64-bit words
+    (sequence or plan keys)."""
+    return word_hashes(_words(keys))
+
+
+def _words(keys):
+    width = keys.dtype.itemsize // 8
+    return np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], width)
 
 
 def pareto_front(evaluation):
@@ -129,7 +158,13 @@ def pareto_front(evaluation):
     feasible = np.flatnonzero(evaluation.feasible)
     if feasible.size == 0:
         return feasible
-    distinct = feasible[first_occurrences(evaluation.sequence_key[feasible])]
+    hashes = evaluation.sequence_hash
+    distinct = feasible[
+        first_occurrences(
+            evaluation.sequence_key[feasible],
+            None if hashes is None else hashes[feasible],
+        )
+    ]
     return distinct[find_non_dominated(evaluation.F[distinct])]
 
 
@@ -144,7 +179,7 @@ def select_elites(evaluation, max_elites, cost_column=0):
             keep = np.argsort(-crowding, kind="stable")[:max_elites]
             front = np.sort(front[keep])
         return front
-    distinct = first_occurrences(evaluation.sequence_key)
+    distinct = first_occurrences(evaluation.sequence_key, evaluation.sequence_hash)
     ranked = np.lexsort((evaluation.F[distinct, cost_column], evaluation.gap[distinct]))
     return np.sort(distinct[ranked[:max_elites]])
 

@@ -404,6 +404,37 @@ def _b_dearer_below_one_a(step=None):
     return X, actions, model
 
 
+def test_a_scan_asks_once_about_the_keys_giving_a_step_the_same_value(monkeypatch):
+    from sklearn_cscf._refine import _fit, _polish
+
+    # set_a takes the whole numbers 0..5: of the scan's keys from the least
+    # change (a = 0) to the found one (a = 5), several give the same value
+    X, actions, model = _b_dearer_below_one_a(step=1.0)
+    explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
+    block = _block_of(explainer, _frame(a=[0.0], b=[0.0]))
+    keys = _genotype(block, [(0, 0.99), (1, 0.5)])  # a = 5, then b = 10
+    asked = []
+    price = block.price
+    monkeypatch.setattr(
+        block, "price", lambda owner, k: asked.append(k.copy()) or price(owner, k)
+    )
+    trials = _polish.Budgeted(block, [1e9])
+    _fit.pull_back(trials, np.zeros(1, np.intp), keys, np.array([0]))
+    space = block.problem.actions[0].space
+    n_actions = block.problem.n_actions
+
+    def values(k):
+        return space.interpolate(k[:, n_actions], np.zeros(k.shape[0]))[0]
+
+    scan = values(asked[0])
+    # every value once, each asked about once
+    np.testing.assert_array_equal(np.sort(scan), np.arange(6.0))
+    # ... while the keys left out still count against the budget
+    assert trials.spent[0] > sum(k.shape[0] for k in asked)
+    # and the least valid value is found: a = 1
+    assert values(keys)[0] == 1.0
+
+
 def test_the_orders_neighbourhood_finds_the_cheaper_order():
     # raising b costs twice as much while a is below 1
     X, actions, model = _b_dearer_below_one_a()

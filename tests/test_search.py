@@ -16,6 +16,7 @@ from sklearn_cscf._search import (
     Evaluation,
     biased_crossover,
     first_occurrences,
+    key_hashes,
     pareto_front,
     select_elites,
 )
@@ -366,3 +367,6 @@ def test_first_occurrences_of_byte_keys_are_numpys(collide, monkeypatch):
     found = first_occurrences(keys)
     np.testing.assert_array_equal(found, np.sort(expected))
     assert 100 < found.size < 3000
+    # the hashes an evaluation carries (every one equal: the bytes decide)
+    hashes = np.zeros(keys.shape[0], np.uint64) if collide else key_hashes(keys)
+    np.testing.assert_array_equal(first_occurrences(keys, hashes), found)
