@@ -62,13 +62,14 @@ def decode_order(keys, n_actions, max_length=None, work=None):
     return ranked, lengths
 
 
-def canonical_genotypes(keys, n_actions, max_length=None):
+def canonical_genotypes(keys, n_actions, max_length=None, order=None):
     """Each genotype as the sequence it encodes before any state is seen.
 
     Two genotypes with the same actions in the same order and the same value
     keys for those actions decode, from the same state, to the same sequence
     (the keys of the actions left out, and the action keys' exact values, do
-    not matter).
+    not matter). ``order``: their order (:func:`decode_order` with
+    ``max_length``), when already decoded.
 
     Returns
     -------
@@ -76,7 +77,8 @@ def canonical_genotypes(keys, n_actions, max_length=None):
         The order (``-1`` padded) and the value key of each step, as the bits
         of floats.
     """
-    order, _ = decode_order(keys, n_actions, max_length)
+    if order is None:
+        order, _ = decode_order(keys, n_actions, max_length)
     rows = np.empty((keys.shape[0], 2 * n_actions))
     rows[:, :n_actions] = order
     values = np.take_along_axis(keys[:, n_actions:], np.maximum(order, 0), axis=1)

@@ -123,7 +123,7 @@ class Block:
         """Trajectories of genotypes ``keys``, row ``r`` from instance ``owner[r]``."""
         return self._simulate(owner, keys, record)
 
-    def _simulate(self, owner, keys, record=False, work=None):
+    def _simulate(self, owner, keys, record=False, work=None, decoded=None):
         problem = self.problem
         if work is None:
             starts, discounts = self.x0[owner], self.start_discounts[owner]
@@ -139,6 +139,7 @@ class Block:
             record=record,
             start_discounts=discounts,
             work=work,
+            decoded=decoded,
         )
 
     def evaluate(self, members, keys, known=None):
@@ -165,11 +166,11 @@ class Block:
             [pair[0].shape[0] for _, pair in seen],
         )
         k = seen_owner.shape[0]
-        words = canonical_genotypes(
-            np.vstack([pair[0] for _, pair in seen] + [stacked]),
-            self.problem.n_actions,
-            self.problem.settings.max_sequence_length,
+        every = np.vstack([pair[0] for _, pair in seen] + [stacked])
+        decoded = decode_order(
+            every, self.problem.n_actions, self.problem.settings.max_sequence_length
         )
+        words = canonical_genotypes(every, self.problem.n_actions, order=decoded[0])
         # the first row (known ones first) of each instance and sequence
         owners = np.concatenate([seen_owner, owner]).astype(np.uint64)
         source = first_equal(np.column_stack([words, owners]))
@@ -177,7 +178,11 @@ class Block:
         # the known evaluations, then the new ones: where each row's is
         pool = [pair[1] for _, pair in seen]
         if new.size:
-            pool.append(self._judge(owner[new], stacked[new], work))
+            # decoded once: the new ones' order is simulated as it is
+            order, lengths = (part[k + new] for part in decoded)
+            pool.append(
+                self._judge(owner[new], stacked[new], work, decoded=(order, lengths))
+            )
         pool = Evaluation.concatenate(pool)
         where = np.arange(k + n)
         where[k + new] = k + np.arange(new.size)
@@ -212,11 +217,12 @@ class Block:
         for member in np.flatnonzero(asked).tolist():
             self.usage[member].n_asked += int(asked[member])
 
-    def _judge(self, owner, keys, work=None):
+    def _judge(self, owner, keys, work=None, decoded=None):
         """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
-        live in that :class:`~sklearn_cscf._workspace.Workspace`."""
+        live in that :class:`~sklearn_cscf._workspace.Workspace`;
+        ``decoded``: the genotypes' order and lengths, when known."""
         problem = self.problem
-        paths = self._simulate(owner, keys, work=work)
+        paths = self._simulate(owner, keys, work=work, decoded=decoded)
         if work is None:
             starts, codes = self.x0[owner], self.targets[owner]
         else:

@@ -168,6 +168,7 @@ def simulate(
     record=False,
     start_discounts=None,
     work=None,
+    decoded=None,
 ):
     """Decode ``keys`` and apply each sequence to its start state.
 
@@ -196,6 +197,9 @@ def simulate(
         its costs) are kept, valid until the next use of ``work``: the
         search's hot path reuses them from one generation to the next.
         ``None``: fresh arrays.
+    decoded : tuple of ndarray, default=None
+        The order and lengths of ``keys`` (:func:`decode_order` with
+        ``max_length``), when already decoded.
 
     Returns
     -------
@@ -204,7 +208,9 @@ def simulate(
     given = work
     work = Workspace() if work is None else work
     n_actions = len(actions)
-    order, lengths = decode_order(keys, n_actions, max_length, work)
+    if decoded is None:
+        decoded = decode_order(keys, n_actions, max_length, work)
+    order, lengths = decoded
     n, d = keys.shape[0], np.shape(starts)[-1]
     rows, steps, starts_at, ends, batch_actions = schedule(order, n_actions, work)
     n_steps = rows.shape[0]

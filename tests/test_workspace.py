@@ -271,9 +271,9 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     simulated = []
     simulate = Block._simulate
 
-    def counting(self, owner, keys, record=False, work=None):
+    def counting(self, owner, keys, record=False, work=None, decoded=None):
         simulated.append(keys.shape[0])
-        return simulate(self, owner, keys, record, work)
+        return simulate(self, owner, keys, record, work, decoded)
 
     monkeypatch.setattr(Block, "_simulate", counting)
     asked_before = [usage.n_asked for usage in block.usage[:2]]
