@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._rows import row_xor
 from sklearn_cscf._workspace import Workspace
 
 # answers remembered per instance before its memo starts afresh
@@ -122,7 +123,7 @@ def state_hashes(states, work=None):
     np.bitwise_xor(bits, salts, out=bits)
     _mix_into(bits, work.empty("hash_spare", states.shape, np.uint64))
     out = work.empty("hashes", states.shape[0], np.uint64)
-    return np.bitwise_xor.reduce(bits, axis=1, out=out)
+    return row_xor(bits, out)
 
 
 class AnswerMemo:

@@ -8,6 +8,7 @@ in its feasible space at the moment it is applied (see ``actions.py``).
 
 import numpy as np
 
+from sklearn_cscf._rows import row_counts
 from sklearn_cscf._workspace import Workspace
 
 
@@ -53,7 +54,7 @@ def decode_order(keys, n_actions, max_length=None, work=None):
     masked = work.full("masked", (n, n_actions), np.inf)
     np.copyto(masked, action_keys, where=active)
     ranked = np.argsort(masked, axis=1, kind="stable")
-    lengths = np.sum(active, axis=1, out=work.empty("lengths", n, np.intp))
+    lengths = row_counts(active, work.empty("lengths", n, np.intp))
     if max_length is not None:
         np.minimum(lengths, max_length, out=lengths)
     positions = np.arange(n_actions)

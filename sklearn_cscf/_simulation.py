@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._rows import row_counts, row_cumsum, row_sums
 from sklearn_cscf._workspace import Workspace
 
 # decoded values equal to this many decimals make the same sequence
@@ -49,7 +50,7 @@ class Trajectories:
         step_cost = self.step_cost
         work = Workspace() if self.work is None else self.work
         out = work.empty("sequence_cost", step_cost.shape[0])
-        return np.sum(step_cost, axis=1, out=out)
+        return row_sums(step_cost, out)
 
     @property
     def sequence_effort(self):
@@ -124,7 +125,7 @@ def schedule(order, n_actions, work=None):
     np.logical_and(later, active[:, 1:], out=later)
     new_round[:, 1:] = later
     # the batch of each step: round * n_actions + action
-    batch = np.cumsum(new_round, axis=1, out=new_round)
+    batch = row_cumsum(new_round)
     batch *= n_actions
     batch += action
     # the steps taken, in row-major order, then (stably) by batch
@@ -254,7 +255,7 @@ def simulate(
     new_values[rows, steps] = np.take(after.ravel(), where)
     invalid = work.full("invalid", (n, n_actions), False, bool)
     invalid[rows, steps] = np.logical_not(step_valid)
-    violations = np.sum(invalid, axis=1, out=work.empty("violations", n, np.intp))
+    violations = row_counts(invalid, work.empty("violations", n, np.intp))
     states = None
     if record:
         states = np.empty((n, n_actions + 1, d))

@@ -26,6 +26,7 @@ LAYERS = {
         "_pickling",
         "_dask",
         "_workspace",
+        "_rows",
     ],
     "definitions": [
         "actions",
