@@ -220,7 +220,31 @@ class AnswerMemo:
         while 2 * size > capacity:
             capacity *= 2
         self._allocate(capacity)
-        self._place(hashes, members, kept)
+        self._place_in_empty(hashes, members, kept)
+
+    def _place_in_empty(self, hashes, members, answers):
+        """:meth:`_place` into an empty table, without probing: by home slot,
+        each pair takes its home or the slot after the one before it,
+        whichever is later, which is where probing one at a time in that
+        order would put it (a running maximum); the few pushed past the end
+        are placed by probing, from the start of the table."""
+        home = self._home(hashes, members)
+        order = np.argsort(home)
+        home = home[order]
+        k = np.arange(home.shape[0])
+        np.subtract(home, k, out=home)
+        slots = np.maximum.accumulate(home)
+        slots += k
+        inside = slots < self._used.shape[0]
+        rows, slots = order[inside], slots[inside]
+        self._used[slots] = True
+        self._hashes[slots] = hashes[rows]
+        self._members[slots] = members[rows]
+        self._decision[slots] = answers.decision[rows]
+        self._output[slots] = answers.output[rows]
+        beyond = order[~inside]
+        if beyond.size:
+            self._place(hashes[beyond], members[beyond], answers.take(beyond))
 
     def _place(self, hashes, members, answers):
         position = self._home(hashes, members)

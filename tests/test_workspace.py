@@ -84,6 +84,27 @@ def test_memo_answers_like_a_dict_per_instance():
         assert memo.counts.tolist() == counts.tolist()
 
 
+def test_memo_grown_past_a_run_over_its_end_finds_every_answer():
+    # homes in the last slots of the table: runs of probes wrap around its
+    # end, before and after it grows (where pairs are placed by home, the
+    # ones pushed past the end by probing from its start)
+    j = np.arange(600, dtype=np.uint64)
+    hashes = (np.uint64(2047) - j % np.uint64(3)) + (j << np.uint64(20))
+    members = np.zeros(600, dtype=np.intp)
+    decision = np.arange(600) % 2
+    output = np.column_stack([j / 600.0, 1 - j / 600.0])
+    memo = AnswerMemo(1, width=2, limit=10_000)
+    for part in (slice(0, 400), slice(400, 600)):  # the second one grows it
+        memo.insert(hashes[part], members[part], Answers(decision, output).take(part))
+    assert memo._used.shape[0] == 2048
+    slots = memo.lookup(hashes, members)
+    assert (slots >= 0).all() and np.unique(slots).size == 600
+    found = memo.answers(slots)
+    np.testing.assert_array_equal(found.decision, decision)
+    np.testing.assert_array_equal(found.output, output)
+    assert memo.lookup(hashes + np.uint64(1 << 12), members).max() == -1
+
+
 def explained_block(explainer, rows, monkeypatch):
     """The block that explained ``rows``."""
     evaluate, blocks = Block.evaluate, []
