@@ -50,10 +50,9 @@ def decode_order(keys, n_actions, max_length=None, work=None):
     active = np.less_equal(
         action_keys, 0.5, out=work.empty("active", (n, n_actions), bool)
     )
-    # inactive actions sort last
-    masked = work.full("masked", (n, n_actions), np.inf)
-    np.copyto(masked, action_keys, where=active)
-    ranked = np.argsort(masked, axis=1, kind="stable")
+    # inactive actions sort last by themselves: their keys (above 0.5, or
+    # NaN) are above every active one's
+    ranked = np.argsort(action_keys, axis=1, kind="stable")
     lengths = row_counts(active, work.empty("lengths", n, np.intp))
     if max_length is not None:
         np.minimum(lengths, max_length, out=lengths)

@@ -105,6 +105,13 @@ def test_ties_keep_a_stable_order():
     assert lengths.tolist() == [4]
 
 
+def test_nan_and_infinite_action_keys_are_inactive():
+    keys = np.array([[np.nan, 0.2, np.inf, 0.1, 0, 0, 0, 0]])
+    order, lengths = decode_order(keys, 4)
+    assert order.tolist() == [[3, 1, -1, -1]]
+    assert lengths.tolist() == [2]
+
+
 def test_max_length_keeps_the_smallest_keys():
     keys = np.array(
         [
