@@ -99,10 +99,14 @@ class Evaluation:
             )
         )
 
-    def cheapest_plans(self, n, cost_column=0):
-        """The plan keys of the ``n`` cheapest distinct feasible plans, joined
-        in sorted order (empty bytes when none is feasible)."""
-        feasible = np.flatnonzero(self.feasible)
+    def cheapest_plans(self, n, cost_column=0, rows=None):
+        """The plan keys of the ``n`` cheapest distinct feasible plans (of
+        ``rows`` alone, when given), joined in sorted order (empty bytes when
+        none is feasible)."""
+        if rows is None:
+            feasible = np.flatnonzero(self.feasible)
+        else:
+            feasible = rows[self.gap[rows] == 0]
         if feasible.size == 0:
             return b""
         if self.plan_key is None:
@@ -317,8 +321,9 @@ class BRKGA:
         feasible), as the stopping rule of ``n_generations="auto"`` sees them."""
         if self._elites is None:
             return b""
-        elites = self.evaluation.take(self._elites)
-        return elites.cheapest_plans(AUTO_PLANS, self.cost_column)
+        return self.evaluation.cheapest_plans(
+            AUTO_PLANS, self.cost_column, rows=self._elites
+        )
 
     def _converged(self):
         """``n_generations="auto"``: done once the cheapest plans (actions and
