@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._rows import row_counts, row_cumsum, row_sums
+from sklearn_cscf._rows import row_cumsum, row_sums
 from sklearn_cscf._workspace import Workspace
 
 # decoded values equal to this many decimals make the same sequence
@@ -253,9 +253,8 @@ def simulate(
     )
     where += features[step_actions]
     new_values[rows, steps] = np.take(after.ravel(), where)
-    invalid = work.full("invalid", (n, n_actions), False, bool)
-    invalid[rows, steps] = np.logical_not(step_valid)
-    violations = row_counts(invalid, work.empty("violations", n, np.intp))
+    # the invalid steps of each candidate (few: counted where they are)
+    violations = np.bincount(rows[~step_valid], minlength=n)
     states = None
     if record:
         states = np.empty((n, n_actions + 1, d))
