@@ -152,8 +152,8 @@ class Block:
         :class:`~sklearn_cscf._search.Evaluation`; or ``None``), or as an
         earlier one of ``keys[k]``, takes that evaluation: it is neither
         simulated nor asked about again (it counts as asked). Returns one
-        :class:`~sklearn_cscf._search.Evaluation` per member (arrays of its
-        own).
+        :class:`~sklearn_cscf._search.Evaluation` per member (its part of
+        arrays made for this call, none of the block's work arrays).
         """
         work = self.work
         counts = [k.shape[0] for k in keys]
@@ -188,8 +188,10 @@ class Block:
         where[k + new] = k + np.arange(new.size)
         where = where[source[k:]]
         self.count_asked(np.delete(owner, new))
-        # each member's arrays of its own (a copy, not a view of the block's)
-        return [pool.take(where[rows]) for _, rows in _groups(members, counts)]
+        # one copy out of the pool (whose new rows live in the work arrays),
+        # then each member's part of it
+        taken = pool.take(where)
+        return [taken.take(rows) for _, rows in _groups(members, counts)]
 
     def judge(self, owner, keys):
         """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,

@@ -127,7 +127,9 @@ def first_equal(words, hashes=None):
     to comparing the rows)."""
     codes, first = first_rows(word_hashes(words) if hashes is None else hashes)
     source = first[codes]
-    if not (words[source] == words).all():
+    # a first row is equal to itself: only the others are checked
+    later = np.flatnonzero(source != np.arange(source.shape[0]))
+    if not (words[source[later]] == words[later]).all():
         _, first, inverse = np.unique(
             words, axis=0, return_index=True, return_inverse=True
         )

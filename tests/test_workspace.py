@@ -195,11 +195,17 @@ def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
         # the arrays sized by the number of candidates are allocated once
         for name in ("keys", "state", "F", "hashes", "decision", "step_cost"):
             assert buffers[name] is first[name], name
-        # what a search keeps is its own, not a view of the work arrays
-        for evaluation in results:
-            for array in (evaluation.F, evaluation.gap, evaluation.sequence_key):
-                assert array.base is None
-                assert not any(np.shares_memory(array, b) for b in buffers.values())
+        # what a search keeps is its own: no view of the work arrays, nor of
+        # another search's arrays
+        kept = [
+            (m, array)
+            for m, evaluation in enumerate(results)
+            for array in (evaluation.F, evaluation.gap, evaluation.sequence_key)
+        ]
+        for m, array in kept:
+            assert not any(np.shares_memory(array, b) for b in buffers.values())
+            others = [other for n, other in kept if n != m]
+            assert not any(np.shares_memory(array, other) for other in others)
 
 
 # ---------------------------------------------------------------------- #
