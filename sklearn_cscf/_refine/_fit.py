@@ -120,29 +120,33 @@ def no_candidates(n_actions):
     return np.empty(0, dtype=np.intp), np.empty((0, 2 * n_actions))
 
 
-def least_keys(block, paths, rows, positions):
-    """The value key of the least change of each row's step ``positions``."""
+def _by_action(block, paths, rows, positions):
+    """For each action taken at the step ``positions`` of ``rows``: which of
+    them take it (indices into ``rows``), the action, and the value of its
+    feature before the step."""
     positions = np.broadcast_to(positions, rows.shape)
     action = paths.order[rows, positions]
-    least = np.full(rows.shape[0], np.nan)
     for a in np.unique(action).tolist():
-        chosen = action == a
+        chosen = np.flatnonzero(action == a)
         compiled = block.problem.actions[a]
-        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
-        least[chosen] = compiled.space.least_change_key(current)
+        before = paths.states[rows[chosen], positions[chosen], compiled.feature]
+        yield chosen, compiled, before
+
+
+def least_keys(block, paths, rows, positions):
+    """The value key of the least change of each row's step ``positions``."""
+    least = np.full(rows.shape[0], np.nan)
+    for chosen, compiled, before in _by_action(block, paths, rows, positions):
+        least[chosen] = compiled.space.least_change_key(before)
     return least
 
 
 def _key_resolution(block, paths, rows, positions):
     """The width of one value in key space of each row's step ``positions``
     (``1 / number of values`` reachable; 0 for a continuous range)."""
-    action = paths.order[rows, positions]
     width = np.zeros(rows.shape[0])
-    for a in np.unique(action).tolist():
-        chosen = action == a
-        compiled = block.problem.actions[a]
-        current = paths.states[rows[chosen], positions[chosen], compiled.feature]
-        count = compiled.space.value_count(current)
+    for chosen, compiled, before in _by_action(block, paths, rows, positions):
+        count = compiled.space.value_count(before)
         with np.errstate(divide="ignore"):
             width[chosen] = np.where(count >= 1, 1.0 / count, 0.0)
     return width
@@ -282,12 +286,8 @@ def _step_values(block, paths, rows, steps, grid):
     row of ``grid``, from the state before the step (a step's outcome
     depends on its value, not on the key that picked it)."""
     values = np.empty(grid.shape)
-    action = paths.order[rows, steps]
     width = grid.shape[1]
-    for a in np.unique(action).tolist():
-        chosen = np.flatnonzero(action == a)
-        compiled = block.problem.actions[a]
-        before = paths.states[rows[chosen], steps[chosen], compiled.feature]
+    for chosen, compiled, before in _by_action(block, paths, rows, steps):
         found, _ = compiled.space.interpolate(
             grid[chosen].ravel(), np.repeat(before, width)
         )
@@ -309,14 +309,10 @@ def _scan_grid(block, paths, rows, steps, least, current):
     even = least[:, None] + (current - least)[:, None] * fractions
     even[:, -1] = current  # exactly: the rows' padding repeats it
     extra = np.full((rows.shape[0], 0), np.nan)
-    action = block.problem.actions
-    order = paths.order[rows, steps]
-    parts = []
-    for a in np.unique(order).tolist():
-        chosen = np.flatnonzero(order == a)
-        compiled = action[a]
-        value = paths.states[rows[chosen], steps[chosen], compiled.feature]
-        parts.append((chosen, compiled.space.scan_keys(value)))
+    parts = [
+        (chosen, compiled.space.scan_keys(before))
+        for chosen, compiled, before in _by_action(block, paths, rows, steps)
+    ]
     width = max(keys.shape[1] for _, keys in parts)
     if width:
         extra = np.full((rows.shape[0], width), np.nan)
