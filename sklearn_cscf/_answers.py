@@ -236,12 +236,7 @@ class AnswerMemo:
         slots = np.maximum.accumulate(home)
         slots += k
         inside = slots < self._used.shape[0]
-        rows, slots = order[inside], slots[inside]
-        self._used[slots] = True
-        self._hashes[slots] = hashes[rows]
-        self._members[slots] = members[rows]
-        self._decision[slots] = answers.decision[rows]
-        self._output[slots] = answers.output[rows]
+        self._store(slots[inside], order[inside], hashes, members, answers)
         beyond = order[~inside]
         if beyond.size:
             self._place(hashes[beyond], members[beyond], answers.take(beyond))
@@ -256,14 +251,17 @@ class AnswerMemo:
             # of the pairs probing a free slot, one of each slot takes it
             self._claims[at[free]] = free
             taking = free[self._claims[at[free]] == free]
-            rows, slots = todo[taking], at[taking]
-            self._used[slots] = True
-            self._hashes[slots] = hashes[rows]
-            self._members[slots] = members[rows]
-            self._decision[slots] = answers.decision[rows]
-            if answers.output is not None:
-                self._output[slots] = answers.output[rows]
+            self._store(at[taking], todo[taking], hashes, members, answers)
             placed = np.zeros(todo.shape[0], dtype=bool)
             placed[taking] = True
             todo = todo[~placed]
             position[todo] = (at[~placed] + 1) & mask
+
+    def _store(self, slots, rows, hashes, members, answers):
+        """Remember the pairs ``rows`` (and their answers) in ``slots``."""
+        self._used[slots] = True
+        self._hashes[slots] = hashes[rows]
+        self._members[slots] = members[rows]
+        self._decision[slots] = answers.decision[rows]
+        if answers.output is not None:
+            self._output[slots] = answers.output[rows]
