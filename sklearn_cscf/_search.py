@@ -142,19 +142,25 @@ def first_occurrences(keys, hashes=None):
     (keys of bytes whose rows are 64-bit words, such as sequence keys, by
     :func:`first_equal`; ``hashes``: their :func:`key_hashes`, when known)."""
     if keys.dtype.kind == "V" and keys.dtype.itemsize % 8 == 0 and keys.size:
-        source = first_equal(_words(keys), hashes)
-        return np.flatnonzero(source == np.arange(keys.shape[0]))
+        return first_rows_of(key_words(keys), hashes)
     _, index = np.unique(keys, return_index=True)
     return np.sort(index)
+
+
+def first_rows_of(words, hashes=None):
+    """Indices of the first of each distinct row of the uint64 array
+    ``words``, in order (see :func:`first_equal`)."""
+    return np.flatnonzero(first_equal(words, hashes) == np.arange(words.shape[0]))
 
 
 def key_hashes(keys):
     """The :func:`word_hashes` of keys of bytes whose rows are 64-bit words
     (sequence or plan keys)."""
-    return word_hashes(_words(keys))
+    return word_hashes(key_words(keys))
 
 
-def _words(keys):
+def key_words(keys):
+    """Keys of bytes whose rows are 64-bit words, as a 2-D uint64 array."""
     width = keys.dtype.itemsize // 8
     return np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], width)
 

@@ -24,8 +24,9 @@ from sklearn_cscf._refine._moves import (
 )
 from sklearn_cscf._search import (
     Evaluation,
-    first_equal,
     first_occurrences,
+    first_rows_of,
+    key_words,
     pareto_front,
 )
 from sklearn_cscf._simulation import order_keys
@@ -83,16 +84,20 @@ class Budgeted:
         return self.block.simulate(owner, keys, record)
 
     def judge(self, owner, keys):
-        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        self._spend(owner)
         return self.block.judge(owner, keys)
 
     def price(self, owner, keys):
-        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        self._spend(owner)
         return self.block.price(owner, keys)
 
     def count_asked(self, owner):
-        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
+        self._spend(owner)
         self.block.count_asked(owner)
+
+    def _spend(self, owner):
+        """One state asked about for each of instances ``owner``."""
+        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
 
     def left(self):
         return self.budget - self.spent
@@ -284,9 +289,8 @@ def _distinct(owner, sequence):
     """Indices of the first row of each distinct (owner, sequence), in order."""
     if owner.size == 0:
         return np.empty(0, dtype=np.intp)
-    words = np.ascontiguousarray(sequence).view(np.uint64).reshape(owner.size, -1)
-    tagged = np.column_stack([words, owner.astype(np.uint64)])
-    return np.flatnonzero(first_equal(tagged) == np.arange(owner.size))
+    tagged = np.column_stack([key_words(sequence), owner.astype(np.uint64)])
+    return first_rows_of(tagged)
 
 
 def _merged(old, new):
