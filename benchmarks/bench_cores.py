@@ -23,10 +23,16 @@ setting several warm runs (``--repeats``) and read the medians.
 
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_scaling import local_cluster  # noqa: E402
+
+from sklearn_cscf import SequentialCounterfactualExplainer  # noqa: E402
+from sklearn_cscf._demo import SCENARIOS, pick_rejected, train  # noqa: E402
 
 
 def main(argv=None):
@@ -82,13 +88,7 @@ def main(argv=None):
 
     workers = max(args.workers)
     rows, _, loky_warm, loky_frame = results[workers]
-    cluster = distributed.LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    )
+    cluster = local_cluster(workers)
     client = distributed.Client(cluster)
     try:
         with parallel_config(backend="dask"):

@@ -159,6 +159,20 @@ def tree_cpu():
     return total
 
 
+def local_cluster(workers):
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker
+    processes on loopback (Dask's environment as configured at the call)."""
+    import distributed
+
+    return distributed.LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+
+
 def timed(explainer, rows):
     """Wall-clock seconds, CPU seconds of the process tree, and the frame."""
     cpu = tree_cpu()
@@ -228,13 +242,7 @@ def main(argv=None):
                     if backend == "dask-env"
                     else {}
                 ):
-                    cluster = distributed.LocalCluster(
-                        n_workers=cores,
-                        threads_per_worker=1,
-                        processes=True,
-                        host="127.0.0.1",
-                        dashboard_address=None,
-                    )
+                    cluster = local_cluster(cores)
                 client = distributed.Client(cluster)
                 with parallel_config(backend="dask"):
                     cold, _, frames[name] = timed(explainer, rows)
