@@ -41,6 +41,18 @@ from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
 from sklearn_cscf._workspace import Workspace
 
+# refinement's prices simulate at most about this many bytes of states per
+# chunk of candidates (a state per step and feature)
+PRICE_CHUNK_BYTES = 1 << 22
+# ... and at least this many candidates
+PRICE_CHUNK_MIN = 256
+
+
+def price_chunk(n_features, n_actions):
+    """Candidates simulated together by :meth:`Block.price`: their states
+    after every step (8 bytes a feature) fill about ``PRICE_CHUNK_BYTES``."""
+    return max(PRICE_CHUNK_MIN, PRICE_CHUNK_BYTES // (8 * n_features * (n_actions + 1)))
+
 
 @dataclass
 class Problem:
@@ -204,10 +216,27 @@ class Block:
         # fresh arrays, not the search's work arrays: refinement's calls are
         # smaller and interleaved with other work, and memory just freed
         # (still in the caches) is faster to reuse than the search's buffers
-        # (its state hashes and memo insertions measured 2-3 x slower)
-        paths = self._simulate(owner, keys)
-        gap = self._gap(owner, paths, self.targets[owner])
-        cost = paths.sequence_cost
+        # (its state hashes and memo insertions measured 2-3 x slower). A
+        # large call is simulated a chunk of candidates at a time (keeping
+        # the final states and costs), so that its work arrays stay small
+        # enough to be reused, not mapped and zeroed afresh; the model is
+        # still asked once about them all
+        n = keys.shape[0]
+        chunk = price_chunk(self.x0.shape[1], self.problem.n_actions)
+        if n <= chunk:
+            paths = self._simulate(owner, keys)
+            final, violations, cost = paths.final, paths.violations, paths.sequence_cost
+        else:
+            final = np.empty((n, self.x0.shape[1]))
+            violations = np.empty(n, dtype=np.intp)
+            cost = np.empty(n)
+            for start in range(0, n, chunk):
+                part = slice(start, start + chunk)
+                paths = self._simulate(owner[part], keys[part])
+                final[part] = paths.final
+                violations[part] = paths.violations
+                cost[part] = paths.sequence_cost
+        gap = self._gap(owner, final, violations, self.targets[owner])
         cost[gap != 0] = np.inf
         return cost
 
@@ -229,7 +258,7 @@ class Block:
         else:
             starts = work.take("starts", self.x0, owner)
             codes = work.take("codes", self.targets, owner)
-        gap = self._gap(owner, paths, codes, work)
+        gap = self._gap(owner, paths.final, paths.violations, codes, work)
         F = evaluate_objectives(
             problem.objectives, Candidates(starts, paths, codes, work)
         )
@@ -238,22 +267,22 @@ class Block:
             F, gap, sequences, plans, key_hashes(sequences), key_hashes(plans)
         )
 
-    def _gap(self, owner, paths, codes, work=None):
-        """How far each final state of ``paths`` is from its instance's
-        target (the model asked about the states not remembered), plus its
-        invalid steps: 0 where the sequence is valid."""
+    def _gap(self, owner, final, violations, codes, work=None):
+        """How far each ``final`` state is from its instance's target (the
+        model asked about the states not remembered), plus its sequence's
+        invalid steps (``violations``): 0 where the sequence is valid."""
         members, counts = np.unique(owner, return_counts=True)
         answers = answer_batch(
             self.model,
             self.memo,
             self.usage,
             _groups(members.tolist(), counts),
-            paths.final,
+            final,
             work,
             self.max_model_rows,
         )
         gap = self.problem.target.gap(answers, codes, work)
-        gap += paths.violations
+        gap += violations
         return gap
 
     # ------------------------------------------------------------------ #

@@ -141,6 +141,43 @@ def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatc
     np.testing.assert_array_equal(judged.sequence_key, again.sequence_key)
 
 
+def test_a_large_price_is_simulated_in_chunks_and_costs_the_same(
+    credit_problem, monkeypatch
+):
+    # refinement's large calls are simulated a chunk of candidates at a time
+    # (bounded work arrays); the model is asked as about one chunk
+    explainer, rejected = credit_problem
+    keys = np.random.default_rng(1).random((500, 2 * len(explainer.actions_)))
+    owner = np.repeat(np.arange(3), [200, 120, 180])
+    found = []
+    for chunk in (None, 64):
+        block = explained_block(explainer, rejected.iloc[:3], monkeypatch)
+        simulated, sent = [], []
+        simulate, answer = Block._simulate, block.model.answer
+
+        def recording(self, owner, keys, record=False, work=None, decoded=None):
+            simulated.append(keys.shape[0])
+            return simulate(self, owner, keys, record, work, decoded)
+
+        monkeypatch.setattr(Block, "_simulate", recording)
+        monkeypatch.setattr(
+            block.model, "answer", lambda s: sent.append(len(s)) or answer(s)
+        )
+        if chunk is not None:
+            monkeypatch.setattr("sklearn_cscf._engine.price_chunk", lambda *_: chunk)
+        asked = [usage.n_asked for usage in block.usage]
+        cost = block.price(owner, keys)
+        now = [usage.n_asked - before for usage, before in zip(block.usage, asked)]
+        found.append((cost, simulated, sent, now))
+        monkeypatch.undo()
+    (whole, once, calls, asked), (chunked, pieces, calls_chunked, asked_chunked) = found
+    assert np.isfinite(whole).any() and not np.isfinite(whole).all()
+    np.testing.assert_array_equal(chunked, whole)
+    assert once == [500] and pieces == [64] * 7 + [52]
+    assert calls_chunked == calls and sum(calls) > 0
+    assert asked_chunked == asked == [200, 120, 180]
+
+
 @pytest.fixture(scope="module")
 def credit_problem():
     from sklearn.compose import make_column_selector, make_column_transformer
