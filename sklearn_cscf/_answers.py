@@ -154,12 +154,22 @@ class AnswerMemo:
         self._allocate(1024)
 
     def _allocate(self, capacity):
-        self._used = np.zeros(capacity, dtype=bool)
+        # compact slots (36 bytes with two outputs): the table is the
+        # largest array of a block, read and written at random. A slot's
+        # instance is stored plus one, 0 marking a free slot
         self._hashes = np.zeros(capacity, dtype=np.uint64)
-        self._members = np.zeros(capacity, dtype=np.intp)
-        self._decision = np.zeros(capacity, dtype=np.intp)
+        self._owners = np.zeros(capacity, dtype=np.int32)
+        self._decision = np.zeros(capacity, dtype=np.int32)
         self._output = np.zeros((capacity, self.width))
-        self._claims = np.zeros(capacity, dtype=np.intp)  # scratch for _place
+        self._claims = np.zeros(capacity, dtype=np.int32)  # scratch for _place
+
+    @property
+    def capacity(self):
+        return self._hashes.shape[0]
+
+    def _members_at(self, slots):
+        """The instance of each of ``slots`` (-1: free)."""
+        return self._owners[slots].astype(np.intp) - 1
 
     def __len__(self):
         return int(self.counts.sum())
@@ -167,7 +177,7 @@ class AnswerMemo:
     def _home(self, hashes, members):
         """The first slot probed for each (hash, member)."""
         mixed = np.bitwise_xor(hashes, members.astype(np.uint64) * _MIX_2)
-        return (mixed & np.uint64(self._used.shape[0] - 1)).astype(np.intp)
+        return (mixed & np.uint64(self.capacity - 1)).astype(np.intp)
 
     def lookup(self, hashes, members):
         """The slot of each (state hash, instance), ``-1`` where its answer
@@ -176,12 +186,14 @@ class AnswerMemo:
         slots = np.full(n, -1, dtype=np.intp)
         position = self._home(hashes, members)
         todo = np.arange(n)
-        mask = self._used.shape[0] - 1
+        mask = self.capacity - 1
+        owners = members + 1
         while todo.size:
             at = position[todo]
-            used = self._used[at]
+            owner = self._owners[at]
+            used = owner != 0
             match = used & (self._hashes[at] == hashes[todo])
-            match &= self._members[at] == members[todo]
+            match &= owner == owners[todo]
             slots[todo[match]] = at[match]
             further = used & ~match
             todo = todo[further]
@@ -202,10 +214,11 @@ class AnswerMemo:
         adding = np.bincount(members, minlength=self.counts.shape[0])
         full = (self.counts + adding > self.limit) & (adding > 0)
         if full.any():  # those instances start afresh
-            self._rehash(keep=~full[self._members] & self._used)
+            member = self._members_at(slice(None))
+            self._rehash(keep=(member >= 0) & ~full[member])
             self.counts[full] = 0
-        if 2 * (len(self) + k) > self._used.shape[0]:
-            self._rehash(keep=self._used, size=len(self) + k)
+        if 2 * (len(self) + k) > self.capacity:
+            self._rehash(keep=self._owners != 0, size=len(self) + k)
         self._with_output |= answers.output is not None
         self._place(hashes, members, answers)
         self.counts += adding
@@ -214,9 +227,9 @@ class AnswerMemo:
         """The table again, with the slots ``keep`` only, and room for
         ``size`` answers."""
         rows = np.flatnonzero(keep)
-        hashes, members = self._hashes[rows], self._members[rows]
+        hashes, members = self._hashes[rows], self._members_at(rows)
         kept = Answers(self._decision[rows], self._output[rows])
-        capacity = self._used.shape[0]
+        capacity = self.capacity
         while 2 * size > capacity:
             capacity *= 2
         self._allocate(capacity)
@@ -235,7 +248,7 @@ class AnswerMemo:
         np.subtract(home, k, out=home)
         slots = np.maximum.accumulate(home)
         slots += k
-        inside = slots < self._used.shape[0]
+        inside = slots < self.capacity
         self._store(slots[inside], order[inside], hashes, members, answers)
         beyond = order[~inside]
         if beyond.size:
@@ -243,11 +256,11 @@ class AnswerMemo:
 
     def _place(self, hashes, members, answers):
         position = self._home(hashes, members)
-        mask = self._used.shape[0] - 1
+        mask = self.capacity - 1
         todo = np.arange(hashes.shape[0])
         while todo.size:
             at = position[todo]
-            free = np.flatnonzero(~self._used[at])
+            free = np.flatnonzero(self._owners[at] == 0)
             # of the pairs probing a free slot, one of each slot takes it
             self._claims[at[free]] = free
             taking = free[self._claims[at[free]] == free]
@@ -259,9 +272,8 @@ class AnswerMemo:
 
     def _store(self, slots, rows, hashes, members, answers):
         """Remember the pairs ``rows`` (and their answers) in ``slots``."""
-        self._used[slots] = True
         self._hashes[slots] = hashes[rows]
-        self._members[slots] = members[rows]
+        self._owners[slots] = members[rows] + 1
         self._decision[slots] = answers.decision[rows]
         if answers.output is not None:
             self._output[slots] = answers.output[rows]

@@ -96,7 +96,7 @@ def test_memo_grown_past_a_run_over_its_end_finds_every_answer():
     memo = AnswerMemo(1, width=2, limit=10_000)
     for part in (slice(0, 400), slice(400, 600)):  # the second one grows it
         memo.insert(hashes[part], members[part], Answers(decision, output).take(part))
-    assert memo._used.shape[0] == 2048
+    assert memo.capacity == 2048
     slots = memo.lookup(hashes, members)
     assert (slots >= 0).all() and np.unique(slots).size == 600
     found = memo.answers(slots)
