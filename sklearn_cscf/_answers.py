@@ -104,26 +104,86 @@ def first_rows(values):
     return codes, np.flatnonzero(grows)
 
 
-def state_hashes(states, work=None):
+def state_hashes(states, work=None, columns=None):
     """A 64-bit hash of each encoded state (row); equal states hash equally.
 
     ``-0.0`` and ``0.0`` hash alike, and so do all NaNs. Each column is mixed
     with its own salt, so states differing in any value almost surely differ.
     With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
     arrays and the result come from it.
+
+    A state's hash is the exclusive or of one word per column: ``columns``
+    (indices) hashes only those columns of ``states``, and the exclusive or
+    of that and the hash of the other columns is the whole state's hash.
+
+    Examples
+    --------
+    >>> states = np.array([[1.0, -0.0, np.nan], [1.0, 0.0, np.nan]])
+    >>> whole = state_hashes(states)
+    >>> bool(whole[0] == whole[1])
+    True
+    >>> left = state_hashes(states, columns=np.array([0]))
+    >>> right = state_hashes(states, columns=np.array([1, 2]))
+    >>> bool(((left ^ right) == whole).all())
+    True
     """
     salts = _salts(states.shape[1])
     work = Workspace() if work is None else work
-    canonical = work.empty("hash_states", states.shape)
-    np.copyto(canonical, states)
-    nan = np.isnan(canonical, out=work.empty("hash_nan", states.shape, bool))
-    np.copyto(canonical, np.nan, where=nan)
+    if columns is None:
+        canonical = work.empty("hash_states", states.shape)
+        np.copyto(canonical, states)
+    else:
+        salts = salts[columns]
+        canonical = work.empty("hash_states", (states.shape[0], columns.shape[0]))
+        np.take(states, columns, axis=1, out=canonical, mode="clip")
+    nan = np.isnan(canonical, out=work.empty("hash_nan", canonical.shape, bool))
+    if nan.any():
+        np.copyto(canonical, np.nan, where=nan)
     np.add(canonical, 0.0, out=canonical)
     bits = canonical.view(np.uint64)
     np.bitwise_xor(bits, salts, out=bits)
-    _mix_into(bits, work.empty("hash_spare", states.shape, np.uint64))
-    out = work.empty("hashes", states.shape[0], np.uint64)
+    _mix_into(bits, work.empty("hash_spare", canonical.shape, np.uint64))
+    out = work.empty("hashes", canonical.shape[0], np.uint64)
     return row_xor(bits, out)
+
+
+class StateHasher:
+    """The :func:`state_hashes` of states reached from a block's instances.
+
+    A column that no action changes (its feature or an effect's) holds its
+    instance's value in every state reached from it: its share of the hash is
+    computed once per instance, and only the other columns are hashed. The
+    hashes are those of the whole states.
+
+    Parameters
+    ----------
+    starts : ndarray of shape (n_members, n_features)
+        The encoded instances.
+    changing : array-like of int
+        The columns some action changes.
+
+    Examples
+    --------
+    >>> starts = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> hasher = StateHasher(starts, changing=[1])
+    >>> states = np.array([[1.0, 7.0, 3.0], [4.0, 7.0, 6.0]])
+    >>> bool((hasher(states, np.array([0, 1])) == state_hashes(states)).all())
+    True
+    """
+
+    def __init__(self, starts, changing):
+        changing = np.unique(np.asarray(changing, dtype=np.intp))
+        fixed = np.setdiff1d(np.arange(starts.shape[1]), changing)
+        self.columns = changing if fixed.size else None
+        self.fixed = state_hashes(starts, columns=fixed) if fixed.size else None
+
+    def __call__(self, states, members, work=None):
+        """The hashes of ``states``, row ``r`` reached from instance
+        ``members[r]``."""
+        hashes = state_hashes(states, work, self.columns)
+        if self.fixed is not None:
+            np.bitwise_xor(hashes, self.fixed[members], out=hashes)
+        return hashes
 
 
 class AnswerMemo:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cloudpickle
 import numpy as np
 
-from sklearn_cscf._answers import AnswerMemo
+from sklearn_cscf._answers import AnswerMemo, StateHasher
 from sklearn_cscf._callable_checks import describe_error
 from sklearn_cscf._decoding import canonical_genotypes, decode_order
 from sklearn_cscf._model import ModelAdapter, Usage, answer_batch
@@ -122,6 +122,11 @@ class Block:
             problem.settings.population_size * n
         )
         self.memo = AnswerMemo(n, self.model.width)
+        # the memo's keys: the states' hashes, only the columns some action
+        # changes hashed afresh
+        self.hasher = StateHasher(
+            self.x0, [column for action in problem.actions for column in action.affects]
+        )
         self.usage = [Usage() for _ in range(n)]
         # the search's work arrays, sized by the first (largest) generation
         # and reused by every later one
@@ -280,6 +285,7 @@ class Block:
             final,
             work,
             self.max_model_rows,
+            self.hasher,
         )
         gap = self.problem.target.gap(answers, codes, work)
         gap += violations
@@ -386,6 +392,7 @@ class Block:
                     _groups(members, counts),
                     paths.final,
                     max_rows=self.max_model_rows,
+                    hasher=self.hasher,
                 )
                 accepted = problem.target.gap(fresh, self.targets[owner]) == 0
             if argmax:
@@ -424,6 +431,7 @@ class Block:
             _groups(step_members.tolist(), step_counts),
             paths.states[taken],
             max_rows=self.max_model_rows,
+            hasher=self.hasher,
         )
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])

@@ -194,7 +194,9 @@ class Usage:
     seconds: float = 0.0  # its share (by rows) of the calls' time
 
 
-def answer_batch(model, memo, usage, groups, states, work=None, max_rows=None):
+def answer_batch(
+    model, memo, usage, groups, states, work=None, max_rows=None, hasher=None
+):
     """The :class:`Answers` for ``states`` of several instances, in at most
     one call of ``model`` (a :class:`ModelAdapter`), or one per ``max_rows``
     distinct new states (``None``: one call).
@@ -204,14 +206,20 @@ def answer_batch(model, memo, usage, groups, states, work=None, max_rows=None):
     block; ``groups`` lists, in order, the ``(member, slice)`` of the rows of
     ``states`` belonging to each instance. The work arrays and the answers
     are kept in ``work`` (valid until its next use), or fresh arrays when it
-    is ``None``.
+    is ``None``. ``hasher``
+    (:class:`~sklearn_cscf._answers.StateHasher`): how the states reached
+    from the block's instances are hashed, when known (``None``: every
+    column, :func:`state_hashes`).
     """
     n = states.shape[0]
-    hashes = state_hashes(states, work)
-    work = Workspace() if work is None else work
     members = np.array([member for member, _ in groups], dtype=np.intp)
     sizes = np.array([rows.stop - rows.start for _, rows in groups], dtype=np.intp)
     who = np.repeat(members, sizes)
+    if hasher is None:
+        hashes = state_hashes(states, work)
+    else:
+        hashes = hasher(states, who, work)
+    work = Workspace() if work is None else work
     decision = work.empty("decision", n, np.intp)
     output = work.empty("output", (n, model.width)) if model.has_output else None
     slots = memo.lookup(hashes, who)

@@ -143,6 +143,7 @@ def mark_unreachable(block, results):
             groups,
             paths.final,
             max_rows=block.max_model_rows,
+            hasher=block.hasher,
         )
     except Exception:
         # a callable or the model failing on an extreme value proves nothing:

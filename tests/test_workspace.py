@@ -178,6 +178,33 @@ def test_a_large_price_is_simulated_in_chunks_and_costs_the_same(
     assert asked_chunked == asked == [200, 120, 180]
 
 
+def test_states_hashed_by_the_columns_actions_change_hash_as_whole_states(
+    credit_problem, monkeypatch
+):
+    explainer, rejected = credit_problem
+    block = explained_block(explainer, rejected.iloc[:3], monkeypatch)
+    hasher = block.hasher
+    # some columns no action changes: their share comes from the instance
+    assert 0 < hasher.columns.size < block.x0.shape[1]
+    keys = np.random.default_rng(2).random((300, 2 * block.problem.n_actions))
+    owner = np.repeat(np.arange(3), 100)
+    paths = block.simulate(owner, keys, record=True)
+    for states, members in (
+        (paths.final, owner),
+        (
+            paths.states.reshape(-1, block.x0.shape[1]),
+            np.repeat(owner, paths.states.shape[1]),
+        ),
+    ):
+        np.testing.assert_array_equal(hasher(states, members), state_hashes(states))
+    # a state that left a column's instance value would hash apart: the
+    # hasher is only for states reached by the actions
+    moved = paths.final.copy()
+    fixed = np.setdiff1d(np.arange(block.x0.shape[1]), hasher.columns)[0]
+    moved[:, fixed] += 1.0
+    assert (hasher(moved, owner) != state_hashes(moved)).all()
+
+
 @pytest.fixture(scope="module")
 def credit_problem():
     from sklearn.compose import make_column_selector, make_column_transformer
