@@ -237,8 +237,13 @@ def answer_batch(
     # instance reached it first: who is sorted), and each instance remembers
     # its new states once
     inverse, sent = first_rows(hashes[novel])
-    pair_codes = inverse * np.intp(len(usage)) + who[novel]
-    _, pairs = first_rows(pair_codes)
+    owners = who[novel]
+    if (owners[sent][inverse] == owners).all():
+        # no state reached by two instances (the usual case): each state's
+        # first row is its instance's
+        pairs = sent
+    else:
+        _, pairs = first_rows(inverse * np.intp(len(usage)) + owners)
     sent, pairs = novel[sent], novel[pairs]
     seconds = model.seconds
     fresh = _answer_in_chunks(model, states[sent], max_rows)

@@ -222,6 +222,13 @@ def test_answer_batch_sends_each_new_state_once_and_remembers_it(schema):
     assert len(counted.calls) == 2  # every state remembered: no new call
     assert [u.n_calls for u in usage] == [1, 1]
     assert [u.n_asked for u in usage] == [4, 4]
+    # no state shared between the instances: instance 0 repeats one of its
+    # own, remembered once
+    third = answer_batch(model, memo, usage, groups, states(0.95, 0.95, 0.2, 0.9))
+    assert third.decision.tolist() == [1, 1, 0, 1]
+    assert counted.calls[2:] == [("predict_proba", 2), ("predict", 2)]
+    assert memo.counts.tolist() == [3, 3]
+    assert [u.n_rows for u in usage] == [3, 2]
 
 
 def test_state_hashes_equal_exactly_for_equal_states():
