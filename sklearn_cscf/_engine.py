@@ -30,6 +30,7 @@ from sklearn_cscf._decoding import canonical_genotypes, decode_order
 from sklearn_cscf._model import ModelAdapter, Usage, answer_batch
 from sklearn_cscf._objectives import (
     Candidates,
+    affect_matrix,
     evaluate_objectives,
     objective_slices,
 )
@@ -124,9 +125,8 @@ class Block:
         self.memo = AnswerMemo(n, self.model.width)
         # the memo's keys: the states' hashes, only the columns some action
         # changes hashed afresh
-        self.hasher = StateHasher(
-            self.x0, [column for action in problem.actions for column in action.affects]
-        )
+        changing = affect_matrix(problem.actions, self.x0.shape[1]).any(axis=0)
+        self.hasher = StateHasher(self.x0, np.flatnonzero(changing))
         self.usage = [Usage() for _ in range(n)]
         # the search's work arrays, sized by the first (largest) generation
         # and reused by every later one
