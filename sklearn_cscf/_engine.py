@@ -226,21 +226,17 @@ class Block:
         # the final states and costs), so that its work arrays stay small
         # enough to be reused, not mapped and zeroed afresh; the model is
         # still asked once about them all
-        n = keys.shape[0]
-        chunk = price_chunk(self.x0.shape[1], self.problem.n_actions)
-        if n <= chunk:
-            paths = self._simulate(owner, keys)
-            final, violations, cost = paths.final, paths.violations, paths.sequence_cost
-        else:
-            final = np.empty((n, self.x0.shape[1]))
-            violations = np.empty(n, dtype=np.intp)
-            cost = np.empty(n)
-            for start in range(0, n, chunk):
-                part = slice(start, start + chunk)
-                paths = self._simulate(owner[part], keys[part])
-                final[part] = paths.final
-                violations[part] = paths.violations
-                cost[part] = paths.sequence_cost
+        n, d = keys.shape[0], self.x0.shape[1]
+        chunk = price_chunk(d, self.problem.n_actions)
+        final = np.empty((n, d))
+        violations = np.empty(n, dtype=np.intp)
+        cost = np.empty(n)
+        for start in range(0, n, chunk):
+            part = slice(start, start + chunk)
+            paths = self._simulate(owner[part], keys[part])
+            final[part] = paths.final
+            violations[part] = paths.violations
+            cost[part] = paths.sequence_cost
         gap = self._gap(owner, final, violations, self.targets[owner])
         cost[gap != 0] = np.inf
         return cost
