@@ -21,7 +21,7 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
-from sklearn_cscf._answers import first_rows, word_hashes
+from sklearn_cscf._answers import first_sources, word_hashes
 
 # n_generations="auto": at least this many generations ...
 AUTO_MIN_GENERATIONS = 30
@@ -125,8 +125,7 @@ def first_equal(words, hashes=None):
     equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`, or
     ``hashes`` when known), then checked word by word (a collision falls back
     to comparing the rows)."""
-    codes, first = first_rows(word_hashes(words) if hashes is None else hashes)
-    source = first[codes]
+    source = first_sources(word_hashes(words) if hashes is None else hashes)
     # a first row is equal to itself: only the others are checked
     later = np.flatnonzero(source != np.arange(source.shape[0]))
     if not (words[source[later]] == words[later]).all():
@@ -196,17 +195,25 @@ def select_elites(evaluation, max_elites, cost_column=0):
     return np.sort(distinct[ranked[:max_elites]])
 
 
-def biased_crossover(elite_keys, other_keys, n_offspring, bias, rng):
-    """Offspring of a random elite and a random non-elite parent.
+def biased_crossover(elite_keys, other_keys, n_offspring, bias, rng, n_mutants=0):
+    """Offspring of a random elite and a random non-elite parent, then
+    ``n_mutants`` fresh random genotypes.
 
-    Each key is taken from the **elite** parent with probability ``bias``.
+    Each key of an offspring is taken from the **elite** parent with
+    probability ``bias``. The coin flips and the mutants' keys come from one
+    draw of ``rng`` (the same numbers as two draws in a row).
     """
-    if n_offspring == 0:
-        return np.empty((0, elite_keys.shape[1]))
-    elite = rng.integers(elite_keys.shape[0], size=n_offspring)
-    other = rng.integers(other_keys.shape[0], size=n_offspring)
-    from_elite = rng.random((n_offspring, elite_keys.shape[1])) < bias
-    return np.where(from_elite, elite_keys[elite], other_keys[other])
+    n_keys = elite_keys.shape[1]
+    if n_offspring:
+        elite = rng.integers(elite_keys.shape[0], size=n_offspring)
+        other = rng.integers(other_keys.shape[0], size=n_offspring)
+    out = rng.random((n_offspring + n_mutants, n_keys))
+    if n_offspring:
+        children = out[:n_offspring]
+        from_elite = children < bias
+        np.copyto(children, other_keys[other])
+        np.copyto(children, elite_keys[elite], where=from_elite)
+    return out
 
 
 class BRKGA:
@@ -249,6 +256,8 @@ class BRKGA:
         self.keys = None
         self.evaluation = None
         self._elites = None
+        # the elites' genotypes and evaluation, taken once per generation
+        self._elite_pair = None
         self._asked = None
         self._unchanged = 0
         self._signature = None
@@ -277,17 +286,14 @@ class BRKGA:
         n_offspring = n_new - n_mutants
         if others.size == 0:  # the whole population is elite: only mutants
             n_offspring, n_mutants = 0, n_new
-        return np.vstack(
-            [
-                biased_crossover(
-                    self.keys[elites],
-                    self.keys[others],
-                    n_offspring,
-                    self.settings.crossover_bias,
-                    self.rng,
-                ),
-                self.rng.random((n_mutants, self.n_keys)),
-            ]
+        elite_keys, _ = self.elites()
+        return biased_crossover(
+            elite_keys,
+            self.keys[others],
+            n_offspring,
+            self.settings.crossover_bias,
+            self.rng,
+            n_mutants,
         )
 
     def tell(self, evaluation):
@@ -295,12 +301,11 @@ class BRKGA:
         if self.keys is None:
             self.keys, self.evaluation = self._asked, evaluation
         else:
-            elites = self._elites
-            self.keys = np.vstack([self.keys[elites], self._asked])
-            self.evaluation = Evaluation.concatenate(
-                [self.evaluation.take(elites), evaluation]
-            )
+            elite_keys, elite_evaluation = self.elites()
+            self.keys = np.concatenate([elite_keys, self._asked])
+            self.evaluation = Evaluation.concatenate([elite_evaluation, evaluation])
         self._asked = None
+        self._elite_pair = None
         self.generation += 1
         if self.generation >= self.settings.max_generations:
             self.done = True
@@ -322,7 +327,10 @@ class BRKGA:
         from."""
         if self._elites is None:
             return None
-        return self.keys[self._elites], self.evaluation.take(self._elites)
+        if self._elite_pair is None:
+            elites = self._elites
+            self._elite_pair = self.keys[elites], self.evaluation.take(elites)
+        return self._elite_pair
 
     def cheapest_plans(self):
         """Bytes naming the cheapest plans of the elites (empty: none

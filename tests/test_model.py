@@ -19,7 +19,13 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
+from sklearn_cscf._answers import (
+    SORT_BELOW,
+    AnswerMemo,
+    Answers,
+    first_sources,
+    state_hashes,
+)
 from sklearn_cscf._model import (
     ModelAdapter,
     Usage,
@@ -244,6 +250,17 @@ def test_state_hashes_equal_exactly_for_equal_states():
     special = np.array([[0.0, np.nan], [-0.0, -np.nan], [np.nan, 0.0]])
     h = state_hashes(special)
     assert h[0] == h[1] != h[2]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, SORT_BELOW - 1, SORT_BELOW, 3 * SORT_BELOW])
+def test_first_sources_point_each_value_to_its_first_row(n):
+    # small inputs are sorted, large ones go through a hash table: both give
+    # each value's first row
+    values = np.random.default_rng(n).integers(0, max(n // 3, 1), size=n)
+    values = values.astype(np.uint64)
+    source = first_sources(values)
+    expected = [values.tolist().index(v) for v in values.tolist()]
+    assert source.tolist() == expected
 
 
 def test_memo_remembers_and_stays_bounded():

@@ -70,6 +70,19 @@ def test_crossover_uses_one_elite_and_one_other_parent_per_child():
     assert used_others == {0.6, 0.7, 0.8, 0.9}
 
 
+def test_crossover_and_mutants_take_the_numbers_of_separate_draws():
+    # one draw for the coin flips and the mutants: the same numbers as the
+    # two draws in a row it replaced, so the search's answers stay the same
+    elites, others = np.zeros((3, 6)), np.ones((4, 6))
+    out = biased_crossover(elites, others, 5, 0.7, np.random.default_rng(9), 4)
+    rng = np.random.default_rng(9)
+    rng.integers(3, size=5), rng.integers(4, size=5)  # the parents
+    flips = rng.random((5, 6)) < 0.7
+    mutants = rng.random((4, 6))
+    np.testing.assert_array_equal(out[:5], np.where(flips, 0.0, 1.0))
+    np.testing.assert_array_equal(out[5:], mutants)
+
+
 def test_crossover_without_offspring():
     out = biased_crossover(
         np.zeros((2, 6)), np.ones((3, 6)), 0, 0.7, np.random.default_rng(0)
