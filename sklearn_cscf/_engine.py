@@ -1,7 +1,8 @@
 """The lock-step engine: a block of instances searched generation by generation.
 
-Every instance of a :class:`Block` has its own :class:`~sklearn_cscf._search.BRKGA`
-(its own population, generator and termination). Each generation, the block
+Every instance of a :class:`Block` has its own search (its own population,
+generator and termination; one :class:`~sklearn_cscf._search.BRKGA` steps
+them all). Each generation, the block
 collects what every unfinished search asks for, simulates all those genotypes
 at once, answers the states each instance already asked about from the
 block's memo and asks the classifier about every other distinct state in
@@ -159,56 +160,49 @@ class Block:
             decoded=decoded,
         )
 
-    def evaluate(self, members, keys, known=None):
-        """Evaluate the genotypes ``keys[k]`` of each instance ``members[k]``.
+    def evaluate(self, owner, keys, known=None):
+        """Evaluate the genotypes ``keys``, row ``r`` an instance of member
+        ``owner[r]`` (``owner`` sorted).
 
         One simulation and at most one classifier call for all of them, in
         the block's work arrays. A genotype encoding the same sequence (see
-        :func:`~sklearn_cscf._decoding.canonical_genotypes`) as one of
-        ``known[k]`` (genotypes of the member already evaluated, and their
-        :class:`~sklearn_cscf._search.Evaluation`; or ``None``), or as an
-        earlier one of ``keys[k]``, takes that evaluation: it is neither
-        simulated nor asked about again (it counts as asked). Returns one
-        :class:`~sklearn_cscf._search.Evaluation` per member (its part of
-        arrays made for this call, none of the block's work arrays).
+        :func:`~sklearn_cscf._decoding.canonical_genotypes`) for the same
+        member as one of ``known`` (the members, genotypes and
+        :class:`~sklearn_cscf._search.Evaluation` of genotypes already
+        evaluated; or ``None``), or as an earlier row of ``keys``, takes that
+        evaluation: it is neither simulated nor asked about again (it counts
+        as asked). Returns the :class:`~sklearn_cscf._search.Evaluation` of
+        ``keys`` (arrays made for this call, none of the block's work
+        arrays).
         """
         work = self.work
-        counts = [k.shape[0] for k in keys]
-        n, width = sum(counts), keys[0].shape[1]
-        owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
-        stacked = np.concatenate(keys, out=work.empty("keys", (n, width)))
-        seen = [(m, pair) for m, pair in zip(members, known or []) if pair is not None]
-        seen_owner = np.repeat(
-            np.array([m for m, _ in seen], dtype=np.intp),
-            [pair[0].shape[0] for _, pair in seen],
-        )
-        k = seen_owner.shape[0]
-        every = np.vstack([pair[0] for _, pair in seen] + [stacked])
+        n = keys.shape[0]
+        if known is None:
+            known_owner, every, pool = owner[:0], keys, []
+        else:
+            known_owner, known_keys, known_evaluation = known
+            every, pool = np.concatenate([known_keys, keys]), [known_evaluation]
+        k = known_owner.shape[0]
         decoded = decode_order(
             every, self.problem.n_actions, self.problem.settings.max_sequence_length
         )
         words = canonical_genotypes(every, self.problem.n_actions, order=decoded[0])
-        # the first row (known ones first) of each instance and sequence
-        owners = np.concatenate([seen_owner, owner]).astype(np.uint64)
-        source = first_equal(np.column_stack([words, owners]))
+        # the first row (known ones first) of each member and sequence
+        source = first_equal(words, groups=np.concatenate([known_owner, owner]))
         new = np.flatnonzero(source[k:] == np.arange(k, k + n))
         # the known evaluations, then the new ones: where each row's is
-        pool = [pair[1] for _, pair in seen]
         if new.size:
             # decoded once: the new ones' order is simulated as it is
             order, lengths = (part[k + new] for part in decoded)
             pool.append(
-                self._judge(owner[new], stacked[new], work, decoded=(order, lengths))
+                self._judge(owner[new], keys[new], work, decoded=(order, lengths))
             )
         pool = Evaluation.concatenate(pool)
         where = np.arange(k + n)
         where[k + new] = k + np.arange(new.size)
-        where = where[source[k:]]
         self.count_asked(np.delete(owner, new))
-        # one copy out of the pool (whose new rows live in the work arrays),
-        # then each member's part of it
-        taken = pool.take(where)
-        return [taken.take(rows) for _, rows in _groups(members, counts)]
+        # one copy out of the pool (whose new rows live in the work arrays)
+        return pool.take(where[source[k:]])
 
     def judge(self, owner, keys):
         """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,
@@ -293,24 +287,16 @@ class Block:
         start = time.perf_counter()
         problem = self.problem
         cost_column = problem.slices["sequence_cost"].start
-        searches = [
-            BRKGA(
-                2 * problem.n_actions,
-                problem.settings,
-                np.random.default_rng(seed),
-                cost_column,
-            )
-            for seed in self.seeds
-        ]
-        while True:
-            active = [m for m, search in enumerate(searches) if not search.done]
-            if not active:
-                break
-            asked = [searches[m].ask() for m in active]
-            known = [searches[m].elites() for m in active]
-            for m, evaluation in zip(active, self.evaluate(active, asked, known)):
-                searches[m].tell(evaluation)
-        fronts = [search.result() for search in searches]
+        search = BRKGA(
+            2 * problem.n_actions,
+            problem.settings,
+            [np.random.default_rng(seed) for seed in self.seeds],
+            cost_column,
+        )
+        while not search.done:
+            owner, keys = search.ask()
+            search.tell(self.evaluate(owner, keys, search.elites()))
+        fronts = [search.result(m) for m in range(len(self))]
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
             fronts, refined = refine(self, fronts, refine_budget(self.usage))
@@ -322,7 +308,7 @@ class Block:
         for m, result in enumerate(results):
             usage = self.usage[m]
             result.diagnostics = Diagnostics(
-                n_generations=searches[m].generation,
+                n_generations=int(search.generation[m]),
                 n_evaluated=usage.n_asked,
                 n_model_calls=usage.n_calls,
                 n_model_rows=usage.n_rows,

@@ -34,18 +34,19 @@ def toy_evaluation(keys):
 
 def test_brkga_runs_its_generations_and_keeps_the_elites():
     settings = SearchSettings(population_size=20, n_generations=6)
-    search = BRKGA(4, settings, np.random.default_rng(0))
+    search = BRKGA(4, settings, [np.random.default_rng(0)])
     sizes = []
     while not search.done:
-        keys = search.ask()
+        owner, keys = search.ask()
+        assert (owner == 0).all()
         sizes.append(len(keys))
         search.tell(toy_evaluation(keys))
-    assert search.generation == 6
+    assert search.generation.tolist() == [6]
     assert sizes[0] == 20
     # later generations only ask for the non-elites
     assert all(size < 20 for size in sizes[1:])
-    assert search.keys.shape == (20, 4)
-    keys, evaluation = search.result()
+    assert search.population(0)[0].shape == (20, 4)
+    keys, evaluation = search.result(0)
     assert len(keys) == len(evaluation.F) > 0
     with pytest.raises(RuntimeError, match="over"):
         search.ask()
@@ -53,24 +54,75 @@ def test_brkga_runs_its_generations_and_keeps_the_elites():
 
 def test_brkga_stops_when_the_elites_do_not_change():
     settings = SearchSettings(population_size=10, n_generations=100, n_iter_no_change=3)
-    search = BRKGA(2, settings, np.random.default_rng(0))
+    search = BRKGA(2, settings, [np.random.default_rng(0)])
     while not search.done:
-        keys = search.ask()
+        _, keys = search.ask()
         # one constant sequence: the elite set never changes
         F = np.ones((len(keys), 2))
         search.tell(Evaluation(F, np.zeros(len(keys)), np.zeros(len(keys), "S1")))
-    assert search.generation == 1 + 3
+    assert search.generation.tolist() == [1 + 3]
 
 
 def test_brkga_is_reproducible_from_its_generator():
     def run(seed):
-        search = BRKGA(4, SearchSettings(20, 5), np.random.default_rng(seed))
+        search = BRKGA(4, SearchSettings(20, 5), [np.random.default_rng(seed)])
         while not search.done:
-            search.tell(toy_evaluation(search.ask()))
-        return search.result()[0]
+            search.tell(toy_evaluation(search.ask()[1]))
+        return search.result(0)[0]
 
     np.testing.assert_array_equal(run(3), run(3))
     assert not np.array_equal(run(3), run(4))
+
+
+def brkga_toy(keys, threshold=0.3):
+    """Two objectives, infeasible where the first key is below ``threshold``
+    (by how much), plans by the rounded second key."""
+    evaluation = toy_evaluation(keys)
+    evaluation.gap = np.maximum(threshold - keys[:, 0], 0.0)
+    evaluation.plan_key = np.round(keys[:, 1], 1)
+    return evaluation
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        SearchSettings(population_size=30, n_generations=12, elite_fraction=0.1),
+        SearchSettings(population_size=30, n_generations=25, n_iter_no_change=2),
+        SearchSettings(population_size=24, n_generations="auto", n_iter_no_change=3),
+    ],
+)
+def test_brkga_steps_instances_together_as_if_each_were_alone(settings):
+    # four instances, each told its own evaluation: stepped together, they
+    # end after the same generations with the same fronts as alone, even
+    # when they finish at different generations (nothing of the last one's
+    # first generation is feasible: its elites are the closest to feasible)
+    seeds = [5, 6, 7, 304]
+    shift = np.array([0.0, 0.2, 0.5, 0.1])
+    threshold = np.array([0.3, 0.3, 0.3, 0.85])
+
+    def told(owner, keys):
+        keys = keys.copy()
+        keys[:, 0] = (keys[:, 0] + shift[owner]) % 1
+        return brkga_toy(keys, threshold[owner])
+
+    together = BRKGA(4, settings, [np.random.default_rng(s) for s in seeds])
+    while not together.done:
+        owner, keys = together.ask()
+        assert (np.diff(owner) >= 0).all()
+        together.tell(told(owner, keys))
+    for m, seed in enumerate(seeds):
+        alone = BRKGA(4, settings, [np.random.default_rng(seed)])
+        while not alone.done:
+            _, keys = alone.ask()
+            alone.tell(told(np.full(len(keys), m), keys))
+        assert alone.generation[0] == together.generation[m]
+        (keys, evaluation), (their_keys, theirs) = alone.result(0), together.result(m)
+        assert len(keys) > 0
+        np.testing.assert_array_equal(keys, their_keys)
+        np.testing.assert_array_equal(evaluation.F, theirs.F)
+        np.testing.assert_array_equal(evaluation.sequence_key, theirs.sequence_key)
+    if settings.n_iter_no_change:
+        assert len(set(together.generation.tolist())) > 1
 
 
 # ---------------------------------------------------------------------- #

@@ -245,31 +245,31 @@ def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
     evaluate = Block.evaluate
     seen = []
 
-    def recording(self, members, keys, known=None):
-        results = evaluate(self, members, keys, known)
+    def recording(self, owner, keys, known=None):
+        results = evaluate(self, owner, keys, known)
         buffers = dict(self.work._buffers)
-        seen.append((buffers, results))
+        seen.append((buffers, keys, results))
         return results
 
     monkeypatch.setattr(Block, "evaluate", recording)
     explainer.explain(rejected.iloc[:5])
     assert len(seen) == SMALL["n_generations"]
     first = seen[0][0]
-    for buffers, results in seen:
+    for buffers, _, results in seen:
         # the arrays sized by the number of candidates are allocated once
-        for name in ("keys", "state", "F", "hashes", "decision", "step_cost"):
+        for name in ("state", "F", "hashes", "decision", "step_cost"):
             assert buffers[name] is first[name], name
-        # what a search keeps is its own: no view of the work arrays, nor of
-        # another search's arrays
-        kept = [
-            (m, array)
-            for m, evaluation in enumerate(results)
-            for array in (evaluation.F, evaluation.gap, evaluation.sequence_key)
-        ]
-        for m, array in kept:
+        # what the search keeps is its own: no view of the work arrays
+        for array in (results.F, results.gap, results.sequence_key):
             assert not any(np.shares_memory(array, b) for b in buffers.values())
-            others = [other for n, other in kept if n != m]
-            assert not any(np.shares_memory(array, other) for other in others)
+    # the offspring asked for are written into the search's own work array,
+    # allocated anew only when a generation asks for more than any before
+    # (the first generation's genotypes become its population)
+    asked = [keys for _, keys, _ in seen]
+    assert not np.shares_memory(asked[0], asked[1])
+    for i in range(2, len(asked)):
+        larger = asked[i].size > max(keys.size for keys in asked[1:i])
+        assert np.shares_memory(asked[i - 1], asked[i]) != larger
 
 
 # ---------------------------------------------------------------------- #
@@ -344,13 +344,14 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     block = explained_block(explainer, rejected.iloc[:2], monkeypatch)
     n_actions = block.problem.n_actions
     rng = np.random.default_rng(3)
-    population = [rng.random((40, 2 * n_actions)) for _ in range(2)]
-    known = list(zip(population, block.evaluate([0, 1], population)))
+    population = rng.random((80, 2 * n_actions))
+    known_owner = np.repeat([0, 1], 40)
+    known = known_owner, population, block.evaluate(known_owner, population)
     # offspring: copies of known genotypes with other keys for the actions
     # left out and other action keys in the same order, copies of each
     # other, and new ones
     asked = []
-    for keys in population:
+    for keys in (population[:40], population[40:]):
         copies = keys[:10].copy()
         left_out = copies[:, :n_actions] > 0.5
         copies[:, :n_actions] = np.where(
@@ -359,6 +360,8 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
         copies[:, n_actions:][np.c_[left_out]] = rng.random(left_out.sum())
         fresh = rng.random((10, 2 * n_actions))
         asked.append(np.vstack([copies, fresh, fresh[:5]]))
+    asked = np.vstack(asked)
+    owner = np.repeat([0, 1], 25)
     simulated = []
     simulate = Block._simulate
 
@@ -368,15 +371,19 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
 
     monkeypatch.setattr(Block, "_simulate", counting)
     asked_before = [usage.n_asked for usage in block.usage[:2]]
-    with_known = block.evaluate([0, 1], asked, known)
+    with_known = block.evaluate(owner, asked, known)
     # only the 2 x 10 new genotypes were simulated, every one counts as asked
     assert simulated == [20]
     assert [u.n_asked - a for u, a in zip(block.usage, asked_before)] == [25, 25]
     # ... and each evaluation is the one a full evaluation gives
-    alone = block.evaluate([0, 1], asked)
+    alone = block.evaluate(owner, asked)
     assert simulated[-1] == 2 * 25 - 2 * 5  # repeats within a batch: once
-    for mine, full in zip(with_known, alone):
-        np.testing.assert_array_equal(mine.F, full.F)
-        np.testing.assert_array_equal(mine.gap, full.gap)
-        np.testing.assert_array_equal(mine.sequence_key, full.sequence_key)
-        np.testing.assert_array_equal(mine.plan_key, full.plan_key)
+    np.testing.assert_array_equal(with_known.F, alone.F)
+    np.testing.assert_array_equal(with_known.gap, alone.gap)
+    np.testing.assert_array_equal(with_known.sequence_key, alone.sequence_key)
+    np.testing.assert_array_equal(with_known.plan_key, alone.plan_key)
+    # a known genotype of the other instance is no help: the same keys asked
+    # for instance 1 instead of 0 are evaluated afresh
+    simulated.clear()
+    block.evaluate(np.repeat([1], 10), population[:10], known)
+    assert simulated == [10]
