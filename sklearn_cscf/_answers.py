@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._rows import row_xor
+from sklearn_cscf._rows import put_rows, row_xor, take_rows
 from sklearn_cscf._workspace import Workspace
 
 # answers remembered per instance before its memo starts afresh
@@ -291,7 +291,7 @@ class AnswerMemo:
 
     def answers(self, slots):
         """The remembered :class:`Answers` at ``slots``."""
-        output = self._output[slots] if self._with_output else None
+        output = take_rows(self._output, slots) if self._with_output else None
         return Answers(self._decision[slots], output)
 
     def insert(self, hashes, members, answers):
@@ -365,4 +365,4 @@ class AnswerMemo:
         self._owners[slots] = members[rows] + 1
         self._decision[slots] = answers.decision[rows]
         if answers.output is not None:
-            self._output[slots] = answers.output[rows]
+            put_rows(self._output, slots, take_rows(answers.output, rows))

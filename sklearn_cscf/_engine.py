@@ -38,6 +38,7 @@ from sklearn_cscf._objectives import (
 from sklearn_cscf._reachability import mark_unreachable
 from sklearn_cscf._refine import refine, refine_budget
 from sklearn_cscf._result import Diagnostics, InstanceResult
+from sklearn_cscf._rows import take_rows
 from sklearn_cscf._search import BRKGA, Evaluation, first_equal, key_hashes
 from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
@@ -144,7 +145,8 @@ class Block:
     def _simulate(self, owner, keys, record=False, work=None, decoded=None):
         problem = self.problem
         if work is None:
-            starts, discounts = self.x0[owner], self.start_discounts[owner]
+            starts = take_rows(self.x0, owner)
+            discounts = take_rows(self.start_discounts, owner)
         else:
             starts = work.take("starts", self.x0, owner)
             discounts = work.take("start_discounts", self.start_discounts, owner)

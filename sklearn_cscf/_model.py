@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn_cscf._answers import Answers, first_rows, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._feature_names import fitted_without_names, quiet_names
+from sklearn_cscf._rows import put_rows, take_rows
 from sklearn_cscf._schema import plain_missing
 from sklearn_cscf._workspace import Workspace
 
@@ -227,7 +228,7 @@ def answer_batch(
     remembered = memo.answers(slots[known])
     decision[known] = remembered.decision
     if output is not None:
-        output[known] = remembered.output
+        put_rows(output, np.flatnonzero(known), remembered.output)
     for member, size in zip(members.tolist(), sizes.tolist()):
         usage[member].n_asked += size
     novel = np.flatnonzero(~known)
@@ -250,7 +251,7 @@ def answer_batch(
     seconds = model.seconds - seconds
     decision[novel] = fresh.decision[inverse]
     if output is not None:
-        output[novel] = fresh.output[inverse]
+        put_rows(output, novel, take_rows(fresh.output, inverse))
     memo.insert(hashes[pairs], who[pairs], Answers(decision, output).take(pairs))
     counts = np.bincount(who[sent], minlength=len(usage))
     for member in np.flatnonzero(counts).tolist():

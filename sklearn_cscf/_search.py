@@ -22,6 +22,7 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
 from sklearn_cscf._answers import first_sources, word_hashes
+from sklearn_cscf._rows import put_rows, take_rows
 from sklearn_cscf._workspace import Workspace
 
 # n_generations="auto": at least this many generations ...
@@ -80,7 +81,9 @@ class Evaluation:
         return self.gap == 0
 
     def take(self, index):
-        return Evaluation(*(None if a is None else a[index] for a in self._arrays()))
+        return Evaluation(
+            *(None if a is None else take_rows(a, index) for a in self._arrays())
+        )
 
     def _arrays(self):
         return (
@@ -234,8 +237,8 @@ def _cross(out, children, elite_keys, other_keys, bias):
     """The rows ``children`` of ``out`` (their coin flips) take each key from
     their elite parent (``elite_keys``, overwritten) where the flip is below
     ``bias``, else from the other parent."""
-    np.copyto(elite_keys, other_keys, where=out[children] >= bias)
-    out[children] = elite_keys
+    np.copyto(elite_keys, other_keys, where=take_rows(out, children) >= bias)
+    put_rows(out, children, elite_keys)
 
 
 def _starts(counts):

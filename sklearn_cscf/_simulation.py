@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._rows import row_cumsum, row_sums
+from sklearn_cscf._rows import put_rows, row_cumsum, row_sums, take_rows
 from sklearn_cscf._workspace import Workspace
 
 # decoded values equal to this many decimals make the same sequence
@@ -59,14 +59,14 @@ class Trajectories:
     def take(self, rows):
         """The trajectories of candidates ``rows`` (indices or a mask)."""
         return Trajectories(
-            order=self.order[rows],
+            order=take_rows(self.order, rows),
             lengths=self.lengths[rows],
-            final=self.final[rows],
-            effort=self.effort[rows],
-            discount=self.discount[rows],
-            new_values=self.new_values[rows],
+            final=take_rows(self.final, rows),
+            effort=take_rows(self.effort, rows),
+            discount=take_rows(self.discount, rows),
+            new_values=take_rows(self.new_values, rows),
             violations=self.violations[rows],
-            states=None if self.states is None else self.states[rows],
+            states=None if self.states is None else take_rows(self.states, rows),
         )
 
     def sequence_keys(self):
@@ -240,7 +240,7 @@ def simulate(
             step_discount[batch] = _discounts(
                 graph, i, before, candidates, steps[batch], start_discounts
             )
-        state[candidates] = after[batch]
+        put_rows(state, candidates, after[batch])
     effort = work.full("effort", (n, n_actions), 0.0)
     effort[rows, steps] = step_effort
     discount = work.full("discount", (n, n_actions), 1.0)

@@ -15,6 +15,7 @@ from sklearn_cscf import (
 )
 from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
 from sklearn_cscf._engine import Block
+from sklearn_cscf._rows import PUT_ROWS_FROM, put_rows, take_rows
 from sklearn_cscf._workspace import Workspace
 
 SMALL = {"population_size": 30, "n_generations": 6, "random_state": 0}
@@ -387,3 +388,48 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     simulated.clear()
     block.evaluate(np.repeat([1], 10), population[:10], known)
     assert simulated == [10]
+
+
+# ---------------------------------------------------------------------- #
+# rows taken and put whole
+# ---------------------------------------------------------------------- #
+@pytest.mark.parametrize("shape", [(50,), (50, 1), (50, 2), (50, 14), (50, 3, 4)])
+@pytest.mark.parametrize("dtype", [float, np.int32, np.uint64, bool])
+def test_take_rows_is_numpy_indexing(shape, dtype):
+    rng = np.random.default_rng(0)
+    array = (rng.random(shape) * 100).astype(dtype)
+    for index in (
+        rng.integers(0, 50, 80),
+        rng.random(50) < 0.4,
+        np.zeros(0, dtype=np.intp),
+        slice(3, 40, 2),
+    ):
+        taken = take_rows(array, index)
+        np.testing.assert_array_equal(taken, array[index])
+        assert taken.dtype == array.dtype
+    # a copy, not a view
+    taken = take_rows(array, np.arange(5))
+    assert not np.shares_memory(taken, array)
+
+
+@pytest.mark.parametrize("n", [3, PUT_ROWS_FROM, 3 * PUT_ROWS_FROM])
+@pytest.mark.parametrize("width", [1, 2, 14])
+def test_put_rows_is_numpy_indexing(n, width):
+    rng = np.random.default_rng(n)
+    values = rng.random((n, width))
+    values[0, 0], values[-1, -1] = -0.0, np.nan  # bits kept as numpy keeps them
+    index = rng.permutation(4 * n)[:n]
+    for array in (
+        np.zeros((4 * n, width)),
+        np.zeros((4 * n, 2 * width))[:, ::2],  # not contiguous: numpy's own path
+    ):
+        expected = array.copy()
+        expected[index] = values
+        put_rows(array, index, values)
+        np.testing.assert_array_equal(
+            np.ascontiguousarray(array).view(np.uint64), expected.view(np.uint64)
+        )
+    # values of another dtype are converted, as numpy's assignment does
+    array = np.zeros((4 * n, width))
+    put_rows(array, index, np.ones((n, width), dtype=np.int32))
+    assert array.dtype == float and array[index].sum() == n * width

@@ -5,6 +5,7 @@ its valid values, and steps dropped that do not pay (the *fit* neighbourhood of
 import numpy as np
 
 from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._rows import take_rows
 
 # the edge of a step's valid values is searched with EDGE_POINTS evenly
 # spaced keys a round (a (EDGE_POINTS + 1)-ary search: one model call a round
@@ -344,7 +345,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
 
 def _with_keys(keys, rows, column, values):
     """Copies of the genotypes ``rows`` with ``values`` in ``column``."""
-    trial = keys[rows].copy()
+    trial = take_rows(keys, rows)
     trial[np.arange(rows.shape[0]), column] = values
     return trial
 
@@ -357,7 +358,7 @@ def _drop(block, owner, keys, position):
     if rows.size == 0:
         return
     column = paths.order[rows, position]
-    trial = keys[rows].copy()
+    trial = take_rows(keys, rows)
     trial[np.arange(rows.shape[0]), column] = INACTIVE
     keep = block.price(owner[rows], trial) <= paths.sequence_cost[rows] + COST_TOLERANCE
     keys[rows[keep], column[keep]] = INACTIVE

@@ -25,6 +25,7 @@ from sklearn_cscf._refine._fit import (
     pull_back,
     without,
 )
+from sklearn_cscf._rows import take_rows
 
 # values of an unordered category tried when a step is inserted, at most
 INSERTED_VALUES = 8
@@ -195,7 +196,7 @@ def joint_moves(trials, owner, keys):
                 # toward the least change, and as far away (a step that
                 # overshot: the better point lies between the last two)
                 for sign in (1.0, -1.0):
-                    moved = keys[rows].copy()
+                    moved = take_rows(keys, rows)
                     moved[np.arange(pair.size), column[pair]] = np.clip(
                         current[pair] + sign * share[rows] * way, 0.0, 1.0
                     )

@@ -22,6 +22,7 @@ from sklearn_cscf._refine._moves import (
     singles,
     trades,
 )
+from sklearn_cscf._rows import take_rows
 from sklearn_cscf._search import (
     Evaluation,
     first_occurrences,
@@ -299,7 +300,7 @@ def _merged(old, new):
     keys = np.vstack([old[1], new[1]])
     cost = np.concatenate([old[2], new[2]])
     order = np.argsort(owner, kind="stable")
-    return owner[order], keys[order], cost[order]
+    return owner[order], take_rows(keys, order), cost[order]
 
 
 def _bases(owner, keys, cost, active, polished, n_actions, count):
