@@ -5,6 +5,7 @@ import numpy as np
 
 from sklearn_cscf._callable_checks import call, check_tau
 from sklearn_cscf._pickling import PortableCallables, portable
+from sklearn_cscf._rows import row_sums
 
 
 class CompiledGraph(PortableCallables):
@@ -81,4 +82,5 @@ class CompiledGraph(PortableCallables):
 def _weighted(values, weights):
     """``values @ weights`` summed in a fixed order, whatever the number of rows
     (a BLAS product may round a row differently in a different batch)."""
-    return (values * weights).sum(axis=1)
+    products = values * weights
+    return row_sums(products, np.empty(products.shape[0]))

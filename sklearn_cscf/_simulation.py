@@ -285,5 +285,5 @@ def _discounts(graph, action, before, candidates, steps, start_discounts):
         return start_discounts[candidates, action]
     discount = start_discounts[candidates, action]
     later = ~first
-    discount[later] = graph.action_discount(before[later], action)
+    discount[later] = graph.action_discount(take_rows(before, later), action)
     return discount
