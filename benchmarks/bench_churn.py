@@ -67,12 +67,12 @@ def child(args):
         marker = os.open(os.devnull, os.O_WRONLY)
         evaluate = Block.evaluate
 
-        def marked(self, members, keys):
+        def marked(self, owner, keys, known=None):
             # a write to /dev/null marks the generation in strace's log
             os.write(marker, f"cscf-generation {len(marks)}".encode())
             usage = resource.getrusage(resource.RUSAGE_SELF)
             marks.append((time.perf_counter(), usage.ru_minflt))
-            return evaluate(self, members, keys)
+            return evaluate(self, owner, keys, known)
 
         Block.evaluate = marked
         try:

@@ -451,11 +451,12 @@ class Recorder:
             return wrapped
 
         def evaluate(inner):
-            def wrapped(self, members, keys):
+            def wrapped(self, owner, keys, known=None):
                 if recorder.block is not None:
                     recorder.block["evaluate"].append(time.thread_time())
-                    recorder.block["active"].append(len(members))
-                return inner(self, members, keys)
+                    # the rows still searching: the distinct owners asking
+                    recorder.block["active"].append(len(np.unique(owner)))
+                return inner(self, owner, keys, known)
 
             return wrapped
 
