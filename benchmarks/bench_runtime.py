@@ -188,7 +188,7 @@ def main(argv=None):
                 print(
                     f"{batch_size:>5} {r['s/row']:>7.3f} {r['outside s/row']:>7.3f} "
                     f"{r['s/row'] / floor:>8.2f} "
-                    f"{r['model share']:>6.0%} {r['overhead ms/gen']:>15.2f} "
+                    f"{r['model share']:>6.1%} {r['overhead ms/gen']:>15.2f} "
                     f"{r['calls/row']:>9.1f} {r['rows/row']:>9.0f} "
                     f"{r['rows share']:>7.1%} {r['solved']:>7.0%} "
                     f"{r['least cost']:>15.4f}"
