@@ -401,7 +401,11 @@ class BRKGA:
             return None
         if self._taken is None:
             rows = self._elites
-            self._taken = self.owner[rows], self.keys[rows], self.evaluation.take(rows)
+            self._taken = (
+                self.owner[rows],
+                take_rows(self.keys, rows),
+                self.evaluation.take(rows),
+            )
         return self._taken
 
     def tell(self, evaluation):
@@ -414,7 +418,7 @@ class BRKGA:
             owner = np.concatenate([elite_owner, owner])
             order = np.argsort(owner, kind="stable")
             owner = owner[order]
-            keys = np.concatenate([elite_keys, keys])[order]
+            keys = take_rows(np.concatenate([elite_keys, keys]), order)
             evaluation = Evaluation.concatenate([elite_evaluation, evaluation])
             evaluation = evaluation.take(order)
         self.owner, self.keys, self.evaluation = owner, keys, evaluation
@@ -439,13 +443,13 @@ class BRKGA:
         bounds = np.searchsorted(self.owner, np.arange(len(self.rngs) + 1))
         for m in members.tolist():
             rows = np.arange(bounds[m], bounds[m + 1])
-            self._final[m] = self.keys[rows], self.evaluation.take(rows)
+            self._final[m] = take_rows(self.keys, rows), self.evaluation.take(rows)
         keep = ~self.finished[self.owner]
         if self._elites is not None:
             elites = self._elites[keep[self._elites]]
             self._elites = (np.cumsum(keep) - 1)[elites]
             self._taken = None
-        self.owner, self.keys = self.owner[keep], self.keys[keep]
+        self.owner, self.keys = self.owner[keep], take_rows(self.keys, keep)
         self.evaluation = self.evaluation.take(keep)
 
     # ------------------------------------------------------------------ #
