@@ -172,18 +172,27 @@ def key_words(keys):
     return np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], width)
 
 
-def pareto_front(evaluation):
-    """Indices of the distinct feasible non-dominated individuals."""
+def distinct_feasible(evaluation, groups=None):
+    """Indices of the first of each distinct feasible sequence, in order
+    (``groups``: a group per individual; then of each group)."""
     feasible = np.flatnonzero(evaluation.feasible)
     if feasible.size == 0:
         return feasible
     hashes = evaluation.sequence_hash
-    distinct = feasible[
+    return feasible[
         first_occurrences(
             evaluation.sequence_key[feasible],
             None if hashes is None else hashes[feasible],
+            None if groups is None else groups[feasible],
         )
     ]
+
+
+def pareto_front(evaluation):
+    """Indices of the distinct feasible non-dominated individuals."""
+    distinct = distinct_feasible(evaluation)
+    if distinct.size == 0:
+        return distinct
     return distinct[find_non_dominated(evaluation.F[distinct])]
 
 
@@ -572,17 +581,7 @@ def stacked_fronts(evaluation, owner, n_members):
     """The rows of each instance's Pareto front (as :func:`pareto_front`) in
     the stacked populations of many instances (``owner``: the instance of
     each row, grouped in order), in order."""
-    feasible = np.flatnonzero(evaluation.feasible)
-    if feasible.size == 0:
-        return feasible
-    hashes = evaluation.sequence_hash
-    distinct = feasible[
-        first_occurrences(
-            evaluation.sequence_key[feasible],
-            None if hashes is None else hashes[feasible],
-            groups=owner[feasible],
-        )
-    ]
+    distinct = distinct_feasible(evaluation, groups=owner)
     bounds = np.searchsorted(owner[distinct], np.arange(n_members + 1))
     fronts = [distinct[:0]]
     for m in np.flatnonzero(np.diff(bounds)).tolist():

@@ -26,8 +26,6 @@ from sklearn_cscf._rows import take_rows
 from sklearn_cscf._search import (
     Evaluation,
     first_occurrences,
-    first_rows_of,
-    key_words,
     pareto_front,
 )
 from sklearn_cscf._simulation import order_keys
@@ -290,8 +288,7 @@ def _distinct(owner, sequence):
     """Indices of the first row of each distinct (owner, sequence), in order."""
     if owner.size == 0:
         return np.empty(0, dtype=np.intp)
-    tagged = np.column_stack([key_words(sequence), owner.astype(np.uint64)])
-    return first_rows_of(tagged)
+    return first_occurrences(sequence, groups=owner)
 
 
 def _merged(old, new):
