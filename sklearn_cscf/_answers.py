@@ -35,7 +35,8 @@ class Answers:
 
     def take(self, index):
         return Answers(
-            self.decision[index], None if self.output is None else self.output[index]
+            self.decision[index],
+            None if self.output is None else take_rows(self.output, index),
         )
 
 
@@ -291,8 +292,9 @@ class AnswerMemo:
 
     def answers(self, slots):
         """The remembered :class:`Answers` at ``slots``."""
-        output = take_rows(self._output, slots) if self._with_output else None
-        return Answers(self._decision[slots], output)
+        return Answers(
+            self._decision, self._output if self._with_output else None
+        ).take(slots)
 
     def insert(self, hashes, members, answers):
         """Remember the answers to the states of ``hashes`` of instances
@@ -317,7 +319,7 @@ class AnswerMemo:
         ``size`` answers."""
         rows = np.flatnonzero(keep)
         hashes, members = self._hashes[rows], self._members_at(rows)
-        kept = Answers(self._decision[rows], self._output[rows])
+        kept = Answers(self._decision, self._output).take(rows)
         capacity = self.capacity
         while 2 * size > capacity:
             capacity *= 2
