@@ -46,7 +46,7 @@ def child(args):
 
     from sklearn_cscf import SequentialCounterfactualExplainer
     from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
-    from sklearn_cscf._engine import Block
+    from sklearn_cscf._engine._block import Block
 
     scenario = SCENARIOS["adult"]
     with threadpool_limits(limits=1):

@@ -52,7 +52,7 @@ from threadpoolctl import threadpool_limits
 import sklearn_cscf._driver as driver
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
-from sklearn_cscf._engine import Block
+from sklearn_cscf._engine._block import Block
 from sklearn_cscf.datasets._callables import FixedEffort, RelativeChangeSquared
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

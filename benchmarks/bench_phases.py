@@ -21,8 +21,8 @@ from collections import defaultdict
 
 from threadpoolctl import threadpool_limits
 
-import sklearn_cscf._engine as engine
-import sklearn_cscf._model as model_module
+import sklearn_cscf._engine._block as engine
+import sklearn_cscf._engine._model as model_module
 from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
 

@@ -424,7 +424,8 @@ class Recorder:
         self.positions = []
 
     def install(self, n_workers):
-        from sklearn_cscf import _driver, _engine
+        from sklearn_cscf import _driver
+        from sklearn_cscf._engine import _block as _engine
 
         recorder, saved = self, []
 

@@ -12,7 +12,7 @@ starting the workers costs, whatever else runs on the machine; needs
 
 ``--imports`` also shows what a worker imports for its first task: a fresh
 process unpickles the first task exactly as the explainer pickles it
-(cloudpickle: the task function, the :class:`~sklearn_cscf._engine.Shipment`
+(cloudpickle: the task function, the :class:`~sklearn_cscf._engine._block.Shipment`
 and the block's rows and seeds; and, for the floor, the model alone) under
 ``python -X importtime``; printed are the pickled sizes, the wall time of
 that unpickling, the number of modules it imports and the slowest top-level

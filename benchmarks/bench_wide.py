@@ -36,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 import sklearn_cscf
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._objectives import MAX_TWEAK_COLUMNS
+from sklearn_cscf._engine._objectives import MAX_TWEAK_COLUMNS
 
 TARGET_RATIO_60 = 5.0
 

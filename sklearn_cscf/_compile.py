@@ -12,22 +12,22 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._answers import Answers
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
-from sklearn_cscf._feature_names import quiet_names, warn_fitted_without_names
-from sklearn_cscf._input_frames import frame_library
-from sklearn_cscf._make_actions import make_actions
-from sklearn_cscf._model import (
+from sklearn_cscf._engine._feature_names import quiet_names, warn_fitted_without_names
+from sklearn_cscf._engine._memo import Answers
+from sklearn_cscf._engine._model import (
     answers_vary,
     decisions_now,
     fit_model,
     model_classes,
     needs_predict,
 )
-from sklearn_cscf._objectives import Plausibility
+from sklearn_cscf._engine._objectives import Plausibility
+from sklearn_cscf._engine._targets import make_target
+from sklearn_cscf._input_frames import frame_library
+from sklearn_cscf._make_actions import make_actions
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf._targets import make_target
 from sklearn_cscf.actions import Action
 
 # training rows the plausibility objective compares final states with
@@ -126,8 +126,8 @@ def resolve(params, X, given, y):
 
 def probe_sample(encoded):
     """Up to ``PROBE_ROWS`` encoded rows of ``fit``, in a seeded random
-    order: the rows the model (:func:`~sklearn_cscf._model.needs_predict`,
-    :func:`~sklearn_cscf._model.answers_vary`) and the costs
+    order: the rows the model (:func:`~sklearn_cscf._engine._model.needs_predict`,
+    :func:`~sklearn_cscf._engine._model.answers_vary`) and the costs
     (:func:`~sklearn_cscf._compiled_actions.probe_costs`) are probed on,
     each taking as many as it needs from the front."""
     pick = np.random.default_rng(0).permutation(encoded.shape[0])[:PROBE_ROWS]

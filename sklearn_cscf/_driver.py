@@ -3,7 +3,7 @@
 :func:`run` takes what ``fit`` resolved (a :class:`~sklearn_cscf._compile.Fitted`),
 the explainer's parameters and the checked rows, and builds the run: the
 rows encoded, the model's decision about each now, their targets, the
-:class:`~sklearn_cscf._engine.Problem`, the output's form and the schedule.
+:class:`~sklearn_cscf._engine._block.Problem`, the output's form and the schedule.
 :func:`explain_rows` does the rest: it schedules the rows needing a search in
 blocks over workers (joblib), shows progress, saves and resumes finished
 blocks in a checkpoint directory, builds each block's piece of the output as
@@ -30,15 +30,15 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._compile import compiled_for, plausibility_objective
-from sklearn_cscf._engine import Problem, Shipment, explain_block
+from sklearn_cscf._engine._block import Problem, Shipment, explain_block
+from sklearn_cscf._engine._brkga import SearchSettings
+from sklearn_cscf._engine._model import decisions_now
+from sklearn_cscf._engine._objectives import default_objectives
+from sklearn_cscf._engine._targets import warn_if_nothing_to_explain
 from sklearn_cscf._frames import STATE_KEYS
-from sklearn_cscf._model import decisions_now
-from sklearn_cscf._objectives import default_objectives
 from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._result import InstanceResult
-from sklearn_cscf._search import SearchSettings
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
-from sklearn_cscf._targets import warn_if_nothing_to_explain
 from sklearn_cscf._validation import check_finite
 
 

@@ -11,7 +11,7 @@ STATUS_NO_COUNTERFACTUAL = "no_counterfactual"
 # the model already assigns the row to the target: nothing to do
 STATUS_ALREADY_TARGET = "already_target"
 # the search found no sequence, and neither did the extremes of the
-# declared actions (see sklearn_cscf._reachability): out of their reach
+# declared actions (see sklearn_cscf._engine._reachability): out of their reach
 STATUS_UNREACHABLE = "unreachable"
 # the model or a user callable raised while the row was explained
 STATUS_ERROR = "error"

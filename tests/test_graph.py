@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from sklearn_cscf import Action, FeatureGraph
 from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._compiled_graph import CompiledGraph
+from sklearn_cscf._engine._simulation import simulate
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf._simulation import simulate
 
 
 def const(value):

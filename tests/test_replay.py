@@ -622,10 +622,10 @@ def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
 
     from sklearn_cscf import Action, _spaces
     from sklearn_cscf._compiled_actions import CompiledAction
+    from sklearn_cscf._engine._targets import make_target
     from sklearn_cscf._replay._spaces import SPACE_KINDS, value_space
     from sklearn_cscf._replay._verdict import TARGET_KINDS, target_kind
     from sklearn_cscf._schema import FeatureSchema
-    from sklearn_cscf._targets import make_target
 
     # both sides list the same kinds: a kind added to the search alone fails
     assert (
@@ -636,7 +636,7 @@ def test_replay_derives_every_kind_of_value_space_and_target_of_the_search():
             "DiscreteSpace",
         }
     )
-    from sklearn_cscf import _targets
+    from sklearn_cscf._engine import _targets
 
     assert (
         _kinds(_targets, "Target")
@@ -731,7 +731,7 @@ def test_replay_says_the_threshold_when_the_class_alone_is_reached():
 
 
 def test_replay_rounds_probabilities_as_the_explainer_does():
-    from sklearn_cscf._model import PROBA_DECIMALS as explainer_decimals
+    from sklearn_cscf._engine._model import PROBA_DECIMALS as explainer_decimals
     from sklearn_cscf._replay._verdict import PROBA_DECIMALS
 
     assert PROBA_DECIMALS == explainer_decimals

@@ -10,7 +10,7 @@ from sklearn_cscf._replay._checks import differs
 from sklearn_cscf._replay._util import plain_value
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR
 
-# the decimals the explainer keeps of a probability (sklearn_cscf._model's
+# the decimals the explainer keeps of a probability (sklearn_cscf._engine._model's
 # PROBA_DECIMALS; replay imports nothing of the search, and a test checks
 # that the two agree)
 PROBA_DECIMALS = 10
@@ -52,7 +52,7 @@ def _range(defs, decision):
 
 def target_kind(defs):
     """The kind of target the explainer has, by the name of the search's
-    class for it (:mod:`sklearn_cscf._targets`)."""
+    class for it (:mod:`sklearn_cscf._engine._targets`)."""
     return "ClassTarget" if defs.classes is not None else "RangeTarget"
 
 

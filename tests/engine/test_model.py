@@ -1,4 +1,4 @@
-"""The black box (sklearn_cscf._model): model calls, decisions, remembered
+"""The black box (sklearn_cscf._engine._model): model calls, decisions, remembered
 answers, and what kind of model it is."""
 
 import warnings
@@ -19,14 +19,14 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._answers import (
+from sklearn_cscf._engine._memo import (
     SORT_BELOW,
     AnswerMemo,
     Answers,
     first_sources,
     state_hashes,
 )
-from sklearn_cscf._model import (
+from sklearn_cscf._engine._model import (
     ModelAdapter,
     Usage,
     answer_batch,

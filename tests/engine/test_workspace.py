@@ -13,10 +13,10 @@ from sklearn_cscf import (
     SequentialCounterfactualExplainer,
     dask_worker_environment,
 )
-from sklearn_cscf._answers import AnswerMemo, Answers, state_hashes
-from sklearn_cscf._engine import Block
+from sklearn_cscf._engine._block import Block
+from sklearn_cscf._engine._memo import AnswerMemo, Answers, state_hashes
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import PUT_ROWS_FROM, put_rows, take_rows
-from sklearn_cscf._workspace import Workspace
 
 SMALL = {"population_size": 30, "n_generations": 6, "random_state": 0}
 
@@ -165,7 +165,9 @@ def test_a_large_price_is_simulated_in_chunks_and_costs_the_same(
             block.model, "answer", lambda s: sent.append(len(s)) or answer(s)
         )
         if chunk is not None:
-            monkeypatch.setattr("sklearn_cscf._engine.price_chunk", lambda *_: chunk)
+            monkeypatch.setattr(
+                "sklearn_cscf._engine._block.price_chunk", lambda *_: chunk
+            )
         asked = [usage.n_asked for usage in block.usage]
         cost = block.price(owner, keys)
         now = [usage.n_asked - before for usage, before in zip(block.usage, asked)]

@@ -4,7 +4,7 @@
   on encoded states (one call for a whole batch), checks what it returns and
   times the calls.
 - :func:`answer_batch` answers a batch of states of many instances: remembered states
-  from the block's memo (:mod:`sklearn_cscf._answers`), every other distinct
+  from the block's memo (:mod:`sklearn_cscf._engine._memo`), every other distinct
   state in one model call.
 - :func:`decisions_now`: the model's answer about each row to explain, and
   the rows it fails on.
@@ -13,7 +13,7 @@
   or a regressor) and :func:`needs_predict` (whether its ``predict`` is not
   the arg-max of its probabilities).
 
-What must be reached (the targets) lives in :mod:`sklearn_cscf._targets`.
+What must be reached (the targets) lives in :mod:`sklearn_cscf._engine._targets`.
 """
 
 import time
@@ -31,12 +31,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
 
-from sklearn_cscf._answers import Answers, first_rows, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
-from sklearn_cscf._feature_names import fitted_without_names, quiet_names
+from sklearn_cscf._engine._feature_names import fitted_without_names, quiet_names
+from sklearn_cscf._engine._memo import Answers, first_rows, state_hashes
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, take_rows
 from sklearn_cscf._schema import plain_missing
-from sklearn_cscf._workspace import Workspace
 
 # probabilities are kept to this many decimals: a model's arithmetic may round
 # the last bits of a row differently in batches of different sizes (BLAS
@@ -208,7 +208,7 @@ def answer_batch(
     ``states`` belonging to each instance. The work arrays and the answers
     are kept in ``work`` (valid until its next use), or fresh arrays when it
     is ``None``. ``hasher``
-    (:class:`~sklearn_cscf._answers.StateHasher`): how the states reached
+    (:class:`~sklearn_cscf._engine._memo.StateHasher`): how the states reached
     from the block's instances are hashed, when known (``None``: every
     column, :func:`state_hashes`).
     """

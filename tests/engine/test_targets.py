@@ -297,7 +297,7 @@ def test_training_rows_are_kept_only_with_plausibility(line):
 
 @pytest.mark.slow  # runs an example script (pytest -m slow; a step of .ci/run)
 def test_the_beyond_the_paper_example_runs(tmp_path):
-    example = Path(__file__).resolve().parents[1] / "examples" / "beyond_the_paper.py"
+    example = Path(__file__).resolve().parents[2] / "examples" / "beyond_the_paper.py"
     completed = subprocess.run(
         [
             sys.executable,
@@ -324,10 +324,10 @@ def test_the_beyond_the_paper_example_runs(tmp_path):
 
 
 # ---------------------------------------------------------------------- #
-# the targets themselves (sklearn_cscf._targets)
+# the targets themselves (sklearn_cscf._engine._targets)
 # ---------------------------------------------------------------------- #
 def test_make_target_codes_and_names_of_each_kind_of_target_class():
-    from sklearn_cscf._targets import ClassTarget, make_target
+    from sklearn_cscf._engine._targets import ClassTarget, make_target
 
     classes = np.array(["a", "b", "c"])
     decision = np.array([0, 2, -1])
@@ -353,7 +353,7 @@ def test_make_target_codes_and_names_of_each_kind_of_target_class():
 
 
 def test_make_target_of_a_range_and_its_errors():
-    from sklearn_cscf._targets import RangeTarget, make_target
+    from sklearn_cscf._engine._targets import RangeTarget, make_target
 
     target = make_target(None, target_range=(None, 10), target_margin=1.0)
     assert isinstance(target, RangeTarget)

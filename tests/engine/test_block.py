@@ -17,8 +17,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
-from sklearn_cscf._engine import Shipment, _unpack
-from sklearn_cscf._search import BRKGA, Evaluation, SearchSettings
+from sklearn_cscf._engine._block import Shipment, _unpack
+from sklearn_cscf._engine._brkga import BRKGA, Evaluation, SearchSettings
 
 SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
 

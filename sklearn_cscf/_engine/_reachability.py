@@ -36,8 +36,8 @@ import itertools
 
 import numpy as np
 
-from sklearn_cscf._model import answer_batch
-from sklearn_cscf._simulation import simulate
+from sklearn_cscf._engine._model import answer_batch
+from sklearn_cscf._engine._simulation import simulate
 from sklearn_cscf._spaces import DiscreteSpace
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
 

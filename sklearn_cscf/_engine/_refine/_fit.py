@@ -1,10 +1,10 @@
 """Refinement's values: each step of a sequence pulled back to the edge of
 its valid values, and steps dropped that do not pay (the *fit* neighbourhood of
-:mod:`sklearn_cscf._refine`, which every other neighbourhood re-fits with)."""
+:mod:`sklearn_cscf._engine._refine`, which every other neighbourhood re-fits with)."""
 
 import numpy as np
 
-from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._engine._genotypes import decode_order
 from sklearn_cscf._rows import take_rows
 
 # the edge of a step's valid values is searched with EDGE_POINTS evenly

@@ -1,7 +1,8 @@
 """Objectives of Eq. 3 as named objects: sequence cost, Gower distance, tweaks.
 
 An :class:`Objective` is a name and a vectorised function of the evaluated
-candidates (their start states and :class:`~sklearn_cscf._simulation.Trajectories`)
+candidates (their start states and
+:class:`~sklearn_cscf._engine._simulation.Trajectories`)
 returning one value per candidate, or one column per sub-objective. All are
 minimised. The search sees the stacked matrix; everything downstream finds an
 objective's columns by name (:func:`objective_slices`, e.g.
@@ -15,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from sklearn_cscf._workspace import Workspace
+from sklearn_cscf._engine._workspace import Workspace
 
 # features changed by actions beyond which the tweak counts are one column
 MAX_TWEAK_COLUMNS = 32
@@ -158,7 +159,7 @@ def _gower_parts(a, b, span, categorical, work=None):
     """Per-feature Gower contributions of ``a`` against ``b`` (broadcast, the
     features last): ``|a - b| / span`` for numbers (0 for a constant
     feature), a 0/1 mismatch for categories, and 1 where exactly one side is
-    missing. With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the
+    missing. With a :class:`~sklearn_cscf._engine._workspace.Workspace` ``work``, the
     work arrays and the result come from it."""
     work = Workspace() if work is None else work
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))

@@ -8,8 +8,8 @@ in its feasible space at the moment it is applied (see ``actions.py``).
 
 import numpy as np
 
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import row_counts
-from sklearn_cscf._workspace import Workspace
 
 
 def decode_order(keys, n_actions, max_length=None, work=None):

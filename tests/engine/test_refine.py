@@ -13,7 +13,7 @@ from _line import RuleModel
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from bench_exact import captured_block  # noqa: E402
 
 SEEDS = range(5)
@@ -345,7 +345,7 @@ def _least_cost(block, keys):
 def _stages(block, keys):
     """The least cost after the fit alone, and after each neighbourhood
     (each from ``keys``)."""
-    from sklearn_cscf._refine import _fit, _moves, _polish
+    from sklearn_cscf._engine._refine import _fit, _moves, _polish
 
     trials = _polish.Budgeted(block, [1e9])
     owner = np.zeros(keys.shape[0], np.intp)
@@ -405,7 +405,7 @@ def _b_dearer_below_one_a(step=None):
 
 
 def test_a_scan_asks_once_about_the_keys_giving_a_step_the_same_value(monkeypatch):
-    from sklearn_cscf._refine import _fit, _polish
+    from sklearn_cscf._engine._refine import _fit, _polish
 
     # set_a takes the whole numbers 0..5: of the scan's keys from the least
     # change (a = 0) to the found one (a = 5), several give the same value
@@ -665,7 +665,7 @@ def _waits_and_studies():
 def test_the_same_steps_in_another_order_set_the_same_values(wait_key):
     from itertools import permutations
 
-    from sklearn_cscf._refine._moves import reordered
+    from sklearn_cscf._engine._refine._moves import reordered
 
     X, actions, model = _waits_and_studies()
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)
@@ -692,7 +692,7 @@ def test_the_same_steps_in_another_order_set_the_same_values(wait_key):
 
 
 def test_a_dearer_order_of_the_same_steps_leaves_the_front():
-    from sklearn_cscf._refine._polish import _cheaper_orders, _filtered
+    from sklearn_cscf._engine._refine._polish import _cheaper_orders, _filtered
 
     X, actions, model = _b_dearer_below_one_a()
     explainer = SequentialCounterfactualExplainer(model, actions=actions).fit(X)

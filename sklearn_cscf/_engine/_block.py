@@ -1,7 +1,7 @@
 """The lock-step engine: a block of instances searched generation by generation.
 
 Every instance of a :class:`Block` has its own search (its own population,
-generator and termination; one :class:`~sklearn_cscf._search.BRKGA` steps
+generator and termination; one :class:`~sklearn_cscf._engine._brkga.BRKGA` steps
 them all). Each generation, the block
 collects what every unfinished search asks for, simulates all those genotypes
 at once, answers the states each instance already asked about from the
@@ -10,7 +10,7 @@ block's memo and asks the classifier about every other distinct state in
 depends only on its own row and seed, never on the other members of its
 block.
 
-After the search, the final fronts are refined (:mod:`~sklearn_cscf._refine`)
+After the search, the final fronts are refined (:mod:`~sklearn_cscf._engine._refine`)
 and turned into :class:`~sklearn_cscf._result.InstanceResult` objects: distinct
 sequences (by actions and order, the cheapest of each; every one with the
 problem's ``all_values``), the state and the target score after every step,
@@ -25,24 +25,24 @@ from dataclasses import dataclass
 import cloudpickle
 import numpy as np
 
-from sklearn_cscf._answers import AnswerMemo, StateHasher
 from sklearn_cscf._callable_checks import describe_error
-from sklearn_cscf._decoding import canonical_genotypes, decode_order
-from sklearn_cscf._model import ModelAdapter, Usage, answer_batch
-from sklearn_cscf._objectives import (
+from sklearn_cscf._engine._brkga import BRKGA, Evaluation, first_equal, key_hashes
+from sklearn_cscf._engine._genotypes import canonical_genotypes, decode_order
+from sklearn_cscf._engine._memo import AnswerMemo, StateHasher
+from sklearn_cscf._engine._model import ModelAdapter, Usage, answer_batch
+from sklearn_cscf._engine._objectives import (
     Candidates,
     affect_matrix,
     evaluate_objectives,
     objective_slices,
 )
-from sklearn_cscf._reachability import mark_unreachable
-from sklearn_cscf._refine import refine, refine_budget
+from sklearn_cscf._engine._reachability import mark_unreachable
+from sklearn_cscf._engine._refine import refine, refine_budget
+from sklearn_cscf._engine._simulation import order_keys, simulate
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._rows import take_rows
-from sklearn_cscf._search import BRKGA, Evaluation, first_equal, key_hashes
-from sklearn_cscf._simulation import order_keys, simulate
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
-from sklearn_cscf._workspace import Workspace
 
 # refinement's prices simulate at most about this many bytes of states per
 # chunk of candidates (a state per step and feature)
@@ -168,12 +168,12 @@ class Block:
 
         One simulation and at most one classifier call for all of them, in
         the block's work arrays. A genotype encoding the same sequence (see
-        :func:`~sklearn_cscf._decoding.canonical_genotypes`) for the same
+        :func:`~sklearn_cscf._engine._genotypes.canonical_genotypes`) for the same
         member as one of ``known`` (the members, genotypes and
-        :class:`~sklearn_cscf._search.Evaluation` of genotypes already
+        :class:`~sklearn_cscf._engine._brkga.Evaluation` of genotypes already
         evaluated; or ``None``), or as an earlier row of ``keys``, takes that
         evaluation: it is neither simulated nor asked about again (it counts
-        as asked). Returns the :class:`~sklearn_cscf._search.Evaluation` of
+        as asked). Returns the :class:`~sklearn_cscf._engine._brkga.Evaluation` of
         ``keys`` (arrays made for this call, none of the block's work
         arrays).
         """
@@ -207,7 +207,7 @@ class Block:
         return pool.take(where[source[k:]])
 
     def judge(self, owner, keys):
-        """The :class:`~sklearn_cscf._search.Evaluation` of genotypes ``keys``,
+        """The :class:`~sklearn_cscf._engine._brkga.Evaluation` of genotypes ``keys``,
         row ``r`` an instance of member ``owner[r]`` (``owner`` sorted)."""
         return self._judge(owner, keys)
 
@@ -246,7 +246,7 @@ class Block:
 
     def _judge(self, owner, keys, work=None, decoded=None):
         """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
-        live in that :class:`~sklearn_cscf._workspace.Workspace`;
+        live in that :class:`~sklearn_cscf._engine._workspace.Workspace`;
         ``decoded``: the genotypes' order and lengths, when known."""
         problem = self.problem
         paths = self._simulate(owner, keys, work=work, decoded=decoded)

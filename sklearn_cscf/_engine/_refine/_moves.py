@@ -1,14 +1,14 @@
 """Refinement's deeper neighbourhoods: other orders, joint values, trades,
 one action more or less, every action alone and steps across discount steps
-(see :mod:`sklearn_cscf._refine`). Each returns new candidate genotypes,
-re-fitted by :func:`~sklearn_cscf._refine._fit.fitted`."""
+(see :mod:`sklearn_cscf._engine._refine`). Each returns new candidate genotypes,
+re-fitted by :func:`~sklearn_cscf._engine._refine._fit.fitted`."""
 
 from itertools import permutations
 
 import numpy as np
 
-from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._refine._fit import (
+from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
     EDGE_POINTS,
     EDGE_ROUNDS,

@@ -11,9 +11,9 @@ from hypothesis.extra.numpy import arrays
 from sklearn_cscf import Action
 from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._compiled_graph import CompiledGraph
-from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._simulation import simulate
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf._simulation import simulate
 
 FIG3 = np.array([[0.70, 0.45, 0.02, 0.12, 0.80, 0.68]])
 

@@ -2,8 +2,8 @@
 explained on a DataFrame: scikit-learn warns "X has feature names, but ...
 was fitted without feature names" at each of its calls. The explainer says
 it once, at ``fit``, in its own words, and silences the per-call warning
-around its model calls (in every worker: :class:`~sklearn_cscf._model.ModelAdapter`
-does it)."""
+around its model calls (in every worker:
+:class:`~sklearn_cscf._engine._model.ModelAdapter` does it)."""
 
 import warnings
 from contextlib import contextmanager

@@ -1,20 +1,25 @@
 """Refinement's local search: the stages run round after round on each
 instance's cheapest plans, within each instance's budget, and the fronts
-filtered again (see :mod:`sklearn_cscf._refine`)."""
+filtered again (see :mod:`sklearn_cscf._engine._refine`)."""
 
 from typing import Protocol
 
 import numpy as np
 
-from sklearn_cscf._decoding import decode_order
-from sklearn_cscf._refine._fit import (
+from sklearn_cscf._engine._brkga import (
+    Evaluation,
+    first_occurrences,
+    pareto_front,
+)
+from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
     DEEP_SCAN_SUPPORT,
     MOVE_TOLERANCE,
     SCAN_SUPPORT,
     fitted,
 )
-from sklearn_cscf._refine._moves import (
+from sklearn_cscf._engine._refine._moves import (
     joint_moves,
     more_or_less,
     other_orders,
@@ -22,13 +27,8 @@ from sklearn_cscf._refine._moves import (
     singles,
     trades,
 )
+from sklearn_cscf._engine._simulation import order_keys
 from sklearn_cscf._rows import take_rows
-from sklearn_cscf._search import (
-    Evaluation,
-    first_occurrences,
-    pareto_front,
-)
-from sklearn_cscf._simulation import order_keys
 
 # the budget: states asked by refinement, as a share of the search's ...
 REFINE_SHARE = 5.0
@@ -46,7 +46,7 @@ MAX_ROUNDS = 4
 
 
 class Trials(Protocol):
-    """What refinement needs of a block (:class:`~sklearn_cscf._engine.Block`
+    """What refinement needs of a block (:class:`~sklearn_cscf._engine._block.Block`
     is one): the problem its instances share, and three ways to try genotypes
     ``keys`` of instances ``owner`` (row ``r`` of member ``owner[r]``)."""
 
@@ -117,7 +117,7 @@ class Budgeted:
 def refine_budget(usage):
     """The states each instance's refinement may ask about: ``REFINE_SHARE``
     times those its search asked about (``usage``: each instance's
-    :class:`~sklearn_cscf._model.Usage` after the search), at least
+    :class:`~sklearn_cscf._engine._model.Usage` after the search), at least
     ``MIN_STATES``."""
     asked = np.array([record.n_asked for record in usage], dtype=float)
     return np.maximum(REFINE_SHARE * asked, MIN_STATES)
@@ -222,7 +222,7 @@ def refine(block, fronts, budget=None):
 def _cheaper_orders(block, fronts):
     """The same steps of every sequence of ``fronts`` in another order, with
     the same values, where that is valid and cheaper (it then dominates the
-    sequence: see :func:`~sklearn_cscf._refine._moves.reordered`): the
+    sequence: see :func:`~sklearn_cscf._engine._refine._moves.reordered`): the
     instance of each, the genotypes and their evaluation."""
     n_actions = block.problem.n_actions
     counts = [keys.shape[0] for keys, _ in fronts]

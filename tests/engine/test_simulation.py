@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from sklearn_cscf import Action, FeatureGraph
 from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._compiled_graph import CompiledGraph
-from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._simulation import schedule, simulate
 from sklearn_cscf._schema import FeatureSchema
-from sklearn_cscf._simulation import schedule, simulate
 
 LEVELS = ["none", "hs", "bsc", "msc"]
 
@@ -153,7 +153,7 @@ def test_schedule_keeps_each_candidate_in_its_own_order(seed, n_actions):
 
 
 def test_an_invalid_step_discounted_to_zero_costs_infinity_without_a_warning():
-    from sklearn_cscf._simulation import Trajectories
+    from sklearn_cscf._engine._simulation import Trajectories
 
     effort = np.array([[np.inf, 1.0], [2.0, 0.0]])
     discount = np.array([[0.0, 1.0], [0.5, 1.0]])

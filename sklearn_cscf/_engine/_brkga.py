@@ -21,9 +21,9 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
-from sklearn_cscf._answers import first_sources, word_hashes
+from sklearn_cscf._engine._memo import first_sources, word_hashes
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, take_rows
-from sklearn_cscf._workspace import Workspace
 
 # n_generations="auto": at least this many generations ...
 AUTO_MIN_GENERATIONS = 30

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, row_xor, take_rows
-from sklearn_cscf._workspace import Workspace
 
 # answers remembered per instance before its memo starts afresh
 MEMO_LIMIT = 50_000
@@ -139,7 +139,7 @@ def state_hashes(states, work=None, columns=None):
 
     ``-0.0`` and ``0.0`` hash alike, and so do all NaNs. Each column is mixed
     with its own salt, so states differing in any value almost surely differ.
-    With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
+    With a :class:`~sklearn_cscf._engine._workspace.Workspace` ``work``, the work
     arrays and the result come from it.
 
     A state's hash is the exclusive or of one word per column: ``columns``

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sklearn_cscf._decoding import decode_order
+from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, row_cumsum, row_sums, take_rows
-from sklearn_cscf._workspace import Workspace
 
 # decoded values equal to this many decimals make the same sequence
 VALUE_DECIMALS = 9

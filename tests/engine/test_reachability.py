@@ -9,7 +9,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer, make_actions
 from sklearn_cscf._compiled_actions import CompiledAction
-from sklearn_cscf._reachability import probe_keys
+from sklearn_cscf._engine._reachability import probe_keys
 from sklearn_cscf._status import STATUS_UNREACHABLE, STATUSES
 from sklearn_cscf.metrics import validity
 from sklearn_cscf.reporting import describe

@@ -21,9 +21,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._frames import TEXT
 from sklearn_cscf._status import STATUS_ALREADY_TARGET
-from sklearn_cscf._workspace import Workspace
 
 # a state that misses the target class is at least this far from it
 MIN_GAP = 1e-6
@@ -77,7 +77,7 @@ class ClassTarget:
     def gap(self, answers, codes, work=None):
         """How far each answer is from an acceptable class (0: reached).
 
-        With a :class:`~sklearn_cscf._workspace.Workspace` ``work``, the work
+        With a :class:`~sklearn_cscf._engine._workspace.Workspace` ``work``, the work
         arrays and the result come from it.
         """
         reached = self.accepts(answers.decision, codes)
