@@ -26,9 +26,10 @@ import cloudpickle
 import numpy as np
 
 from sklearn_cscf._callable_checks import describe_error
-from sklearn_cscf._engine._brkga import BRKGA, Evaluation, first_equal, key_hashes
+from sklearn_cscf._engine._brkga import BRKGA, Evaluation
 from sklearn_cscf._engine._genotypes import canonical_genotypes, decode_order
-from sklearn_cscf._engine._memo import AnswerMemo, StateHasher
+from sklearn_cscf._engine._hashing import StateHasher, first_equal, key_hashes
+from sklearn_cscf._engine._memo import AnswerMemo
 from sklearn_cscf._engine._model import ModelAdapter, Usage, answer_batch
 from sklearn_cscf._engine._objectives import (
     Candidates,

@@ -21,7 +21,7 @@ from pymoo.operators.survival.rank_and_crowding.metrics import (
 )
 from pymoo.util.nds.non_dominated_sorting import find_non_dominated
 
-from sklearn_cscf._engine._memo import first_sources, word_hashes
+from sklearn_cscf._engine._hashing import first_occurrences
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, take_rows
 
@@ -36,8 +36,6 @@ AUTO_PATIENCE = 25
 AUTO_INFEASIBLE_GENERATIONS = 150
 # the cheapest plans (distinct actions and orders) that must settle
 AUTO_PLANS = 2
-# mixed into a key's hash to tell the same key of two instances apart
-_GROUP_SALT = np.uint64(0x9E3779B97F4A7C15)
 
 
 @dataclass
@@ -104,72 +102,6 @@ class Evaluation:
                 for arrays in columns
             )
         )
-
-
-def first_equal(words, hashes=None, groups=None):
-    """For each row of the uint64 array ``words``, the index of the first row
-    equal to it: rows told apart by a 64-bit hash (:func:`word_hashes`, or
-    ``hashes`` when known), then checked word by word (a collision falls back
-    to comparing the rows).
-
-    ``groups``: a group (a non-negative integer) per row; then the first row
-    of the same group equal to it.
-    """
-    if hashes is None:
-        hashes = word_hashes(words)
-    if groups is not None:
-        groups = groups.astype(np.uint64)
-        hashes = np.bitwise_xor(hashes, groups * _GROUP_SALT)
-    source = first_sources(hashes)
-    # a first row is equal to itself: only the others are checked
-    later = np.flatnonzero(source != np.arange(source.shape[0]))
-    equal = (words[source[later]] == words[later]).all()
-    if groups is not None:
-        equal = equal and (groups[source[later]] == groups[later]).all()
-    if not equal:
-        if groups is not None:
-            words = np.column_stack([words, groups])
-        _, first, inverse = np.unique(
-            words, axis=0, return_index=True, return_inverse=True
-        )
-        source = first[inverse.reshape(-1)]
-    return source
-
-
-def first_occurrences(keys, hashes=None, groups=None):
-    """Indices of the first occurrence of each distinct key, in input order
-    (keys of bytes whose rows are 64-bit words, such as sequence keys, by
-    :func:`first_equal`; ``hashes``: their :func:`key_hashes`, when known).
-
-    ``groups``: a group (a non-negative integer) per key; then the first
-    occurrence of each distinct (group, key) pair.
-    """
-    if keys.dtype.kind == "V" and keys.dtype.itemsize % 8 == 0 and keys.size:
-        words = key_words(keys)
-    else:
-        _, inverse = np.unique(keys, return_inverse=True)
-        words, hashes = inverse.reshape(-1, 1).astype(np.uint64), None
-    return first_rows_of(words, hashes, groups)
-
-
-def first_rows_of(words, hashes=None, groups=None):
-    """Indices of the first of each distinct row of the uint64 array
-    ``words`` (of each group, with ``groups``), in order (see
-    :func:`first_equal`)."""
-    source = first_equal(words, hashes, groups)
-    return np.flatnonzero(source == np.arange(words.shape[0]))
-
-
-def key_hashes(keys):
-    """The :func:`word_hashes` of keys of bytes whose rows are 64-bit words
-    (sequence or plan keys)."""
-    return word_hashes(key_words(keys))
-
-
-def key_words(keys):
-    """Keys of bytes whose rows are 64-bit words, as a 2-D uint64 array."""
-    width = keys.dtype.itemsize // 8
-    return np.ascontiguousarray(keys).view(np.uint64).reshape(keys.shape[0], width)
 
 
 def distinct_feasible(evaluation, groups=None):

@@ -33,7 +33,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._engine._feature_names import fitted_without_names, quiet_names
-from sklearn_cscf._engine._memo import Answers, first_rows, state_hashes
+from sklearn_cscf._engine._hashing import first_rows, state_hashes
+from sklearn_cscf._engine._memo import Answers
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, take_rows
 from sklearn_cscf._schema import plain_missing

@@ -13,11 +13,10 @@ from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._engine._brkga import (
     Evaluation,
     biased_crossover,
-    first_occurrences,
-    key_hashes,
     pareto_front,
     select_elites,
 )
+from sklearn_cscf._engine._hashing import first_occurrences, key_hashes
 from sklearn_cscf._engine._objectives import affect_matrix, gower_distance, tweak_counts
 from sklearn_cscf._engine._simulation import row_bytes, simulate
 from sklearn_cscf._schema import FeatureSchema
@@ -365,7 +364,7 @@ def test_pareto_front_with_four_objectives():
 def test_first_occurrences_of_byte_keys_are_numpys(collide, monkeypatch):
     # sequence-like keys: small integers and rounded values as floats (their
     # low bits zero), many repeated; by hash, then checked word by word
-    import sklearn_cscf._engine._brkga as search
+    import sklearn_cscf._engine._hashing as search
 
     rng = np.random.default_rng(0)
     rows = np.column_stack(

@@ -19,13 +19,8 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._engine._memo import (
-    SORT_BELOW,
-    AnswerMemo,
-    Answers,
-    first_sources,
-    state_hashes,
-)
+from sklearn_cscf._engine._hashing import SORT_BELOW, first_sources, state_hashes
+from sklearn_cscf._engine._memo import AnswerMemo, Answers
 from sklearn_cscf._engine._model import (
     ModelAdapter,
     Usage,

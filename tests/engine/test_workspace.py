@@ -14,7 +14,8 @@ from sklearn_cscf import (
     dask_worker_environment,
 )
 from sklearn_cscf._engine._block import Block
-from sklearn_cscf._engine._memo import AnswerMemo, Answers, state_hashes
+from sklearn_cscf._engine._hashing import state_hashes
+from sklearn_cscf._engine._memo import AnswerMemo, Answers
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import PUT_ROWS_FROM, put_rows, take_rows
 

@@ -6,12 +6,9 @@ from typing import Protocol
 
 import numpy as np
 
-from sklearn_cscf._engine._brkga import (
-    Evaluation,
-    first_occurrences,
-    pareto_front,
-)
+from sklearn_cscf._engine._brkga import Evaluation, pareto_front
 from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._hashing import first_occurrences
 from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
     DEEP_SCAN_SUPPORT,
