@@ -46,7 +46,7 @@ def child(args):
 
     from sklearn_cscf import SequentialCounterfactualExplainer
     from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
-    from sklearn_cscf._engine._block import Block
+    from sklearn_cscf._engine._evaluator import Evaluator
 
     scenario = SCENARIOS["adult"]
     with threadpool_limits(limits=1):
@@ -65,7 +65,7 @@ def child(args):
         ).fit(X_train)
         marks = []
         marker = os.open(os.devnull, os.O_WRONLY)
-        evaluate = Block.evaluate
+        evaluate = Evaluator.evaluate
 
         def marked(self, owner, keys, known=None):
             # a write to /dev/null marks the generation in strace's log
@@ -74,11 +74,11 @@ def child(args):
             marks.append((time.perf_counter(), usage.ru_minflt))
             return evaluate(self, owner, keys, known)
 
-        Block.evaluate = marked
+        Evaluator.evaluate = marked
         try:
             explainer.explain(rows)
         finally:
-            Block.evaluate = evaluate
+            Evaluator.evaluate = evaluate
         os.write(marker, f"cscf-generation {len(marks)}".encode())
         usage = resource.getrusage(resource.RUSAGE_SELF)
         marks.append((time.perf_counter(), usage.ru_minflt))

@@ -52,7 +52,7 @@ from threadpoolctl import threadpool_limits
 import sklearn_cscf._driver as driver
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
-from sklearn_cscf._engine._block import Block
+from sklearn_cscf._engine._evaluator import Evaluator
 from sklearn_cscf.datasets._callables import FixedEffort, RelativeChangeSquared
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -118,9 +118,9 @@ def synthetic(n_rows):
 PROBLEMS = {"german": german, "synthetic": synthetic}
 
 
-def captured_block(explainer, row):
-    """The engine's :class:`Block` of one row (its problem as ``explain``
-    builds it)."""
+def captured_evaluator(explainer, row):
+    """The engine's :class:`Evaluator` of one row (its problem as ``explain``
+    builds it): what judges its genotypes."""
     seen = {}
     original = driver.explain_block
 
@@ -136,7 +136,7 @@ def captured_block(explainer, row):
         driver.explain_block = original
     if not seen:
         return None
-    return Block(seen["problem"], seen["x0"], seen["targets"], seen["seeds"])
+    return Evaluator(seen["problem"], seen["x0"], seen["targets"])
 
 
 def value_grid(space, current, levels):
@@ -264,12 +264,12 @@ def enumerated(explainer, rows, args, done, file):
         if label in done.index:
             continue
         start, wall = time.process_time(), time.perf_counter()
-        block = captured_block(explainer, rows.iloc[k : k + 1])
+        block = captured_evaluator(explainer, rows.iloc[k : k + 1])
         least, plan = np.nan, ""
         if block is not None:
             # the capture's population of 2 would cap each model call at 2
             # states: one call per chunk instead
-            block.max_model_rows = CHUNK
+            block.max_rows = CHUNK
             # one thread: a zoom's calls hold a few new states each, and an
             # OpenMP team waiting for a thread the loaded machine has parked
             # made such rows take minutes

@@ -5,7 +5,7 @@ settings: the main job's model, default settings, one block, one core) with
 timers around the engine's parts, and prints per phase (the search's
 generations, refinement, everything else) the wall seconds, the model's
 seconds and the seconds outside the model, split into simulation, the
-answer memo and model input (``answer_batch`` less the model's own calls),
+answer memo and model input (``Evaluator.answers`` less the model's own calls),
 the objectives and the rest of the phase's own work; and how many candidate
 sequences each phase simulated.
 
@@ -22,6 +22,7 @@ from collections import defaultdict
 from threadpoolctl import threadpool_limits
 
 import sklearn_cscf._engine._block as engine
+import sklearn_cscf._engine._evaluator as evaluator_module
 import sklearn_cscf._engine._model as model_module
 from sklearn_cscf import SequentialCounterfactualExplainer
 from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
@@ -51,13 +52,13 @@ def timed(owner, name, part, phase=False):
 
 
 def counted_simulate():
-    original = engine.simulate
+    original = evaluator_module.simulate
 
     def wrapper(starts, keys, *args, **kwargs):
         CANDIDATES[PHASE[0]] += keys.shape[0]
         return original(starts, keys, *args, **kwargs)
 
-    engine.simulate = wrapper
+    evaluator_module.simulate = wrapper
 
 
 def main(argv=None):
@@ -71,10 +72,10 @@ def main(argv=None):
     rejected = pick_rejected(X_test, model.predict(X_test), args.n_instances, args.seed)
     counted_simulate()
     timed(model_module.ModelAdapter, "_call", "model")
-    timed(engine, "answer_batch", "answers")
-    timed(engine, "simulate", "simulation")
-    timed(engine, "evaluate_objectives", "objectives")
-    timed(engine.Block, "evaluate", "search", phase=True)
+    timed(evaluator_module.Evaluator, "answers", "answers")
+    timed(evaluator_module, "simulate", "simulation")
+    timed(evaluator_module, "evaluate_objectives", "objectives")
+    timed(evaluator_module.Evaluator, "evaluate", "search", phase=True)
     timed(engine, "refine", "refinement", phase=True)
     with threadpool_limits(limits=1):
         explainer = SequentialCounterfactualExplainer(
@@ -127,7 +128,7 @@ def main(argv=None):
         f"{'':>9} {'':>11} {'':>11} {'':>6} {CANDIDATES['other']:>11,}"
     )
     print(
-        "(memo+input: answer_batch less the model's calls, i.e. the answer memo "
+        "(memo+input: Evaluator.answers less the model's calls, i.e. the answer memo "
         "and building the model's input; own: the phase's other work)"
     )
 

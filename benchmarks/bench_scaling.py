@@ -426,6 +426,7 @@ class Recorder:
     def install(self, n_workers):
         from sklearn_cscf import _driver
         from sklearn_cscf._engine import _block as _engine
+        from sklearn_cscf._engine._evaluator import Evaluator
 
         recorder, saved = self, []
 
@@ -480,7 +481,7 @@ class Recorder:
             return wrapped
 
         patch(_driver, "_explain_block", explain_block)
-        patch(_engine.Block, "evaluate", evaluate)
+        patch(Evaluator, "evaluate", evaluate)
         patch(_engine, "refine", post)
         patch(_engine.Block, "describe", post)
         patch(_driver, "make_piece", make_piece)

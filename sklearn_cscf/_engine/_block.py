@@ -26,36 +26,19 @@ import cloudpickle
 import numpy as np
 
 from sklearn_cscf._callable_checks import describe_error
-from sklearn_cscf._engine._brkga import BRKGA, Evaluation
-from sklearn_cscf._engine._genotypes import canonical_genotypes, decode_order
-from sklearn_cscf._engine._hashing import StateHasher, first_equal, key_hashes
-from sklearn_cscf._engine._memo import AnswerMemo
-from sklearn_cscf._engine._model import ModelAdapter, Usage, answer_batch
+from sklearn_cscf._engine._brkga import BRKGA
+from sklearn_cscf._engine._evaluator import Evaluator
+from sklearn_cscf._engine._genotypes import decode_order
 from sklearn_cscf._engine._objectives import (
     Candidates,
-    affect_matrix,
     evaluate_objectives,
     objective_slices,
 )
 from sklearn_cscf._engine._reachability import mark_unreachable
 from sklearn_cscf._engine._refine import refine, refine_budget
-from sklearn_cscf._engine._simulation import order_keys, simulate
-from sklearn_cscf._engine._workspace import Workspace
+from sklearn_cscf._engine._simulation import order_keys
 from sklearn_cscf._result import Diagnostics, InstanceResult
-from sklearn_cscf._rows import take_rows
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
-
-# refinement's prices simulate at most about this many bytes of states per
-# chunk of candidates (a state per step and feature)
-PRICE_CHUNK_BYTES = 1 << 22
-# ... and at least this many candidates
-PRICE_CHUNK_MIN = 256
-
-
-def price_chunk(n_features, n_actions):
-    """Candidates simulated together by :meth:`Block.price`: their states
-    after every step (8 bytes a feature) fill about ``PRICE_CHUNK_BYTES``."""
-    return max(PRICE_CHUNK_MIN, PRICE_CHUNK_BYTES // (8 * n_features * (n_actions + 1)))
 
 
 @dataclass
@@ -88,15 +71,6 @@ class Problem:
         return objective_slices(self.objectives)
 
 
-def _groups(members, counts):
-    """``(member, slice)`` of each member's rows in a concatenated batch."""
-    ends = np.cumsum(counts)
-    return [
-        (member, slice(int(end - count), int(end)))
-        for member, count, end in zip(members, counts, ends)
-    ]
-
-
 class Block:
     """Instances searched together, sharing one classifier call per generation.
 
@@ -113,182 +87,19 @@ class Block:
 
     def __init__(self, problem, x0, targets, seeds):
         self.problem = problem
-        self.x0 = np.asarray(x0, dtype=float)
-        self.targets = np.asarray(targets, dtype=np.intp)
         self.seeds = seeds
-        self.model = ModelAdapter(
-            problem.estimator, problem.schema, problem.classes, problem.use_predict
-        )
-        self.start_discounts = problem.graph.discounts(self.x0)
-        n = self.x0.shape[0]
-        # no model call larger than a generation of the whole block
-        self.max_model_rows = problem.max_model_rows or (
-            problem.settings.population_size * n
-        )
-        self.memo = AnswerMemo(n, self.model.width)
-        # the memo's keys: the states' hashes, only the columns some action
-        # changes hashed afresh
-        changing = affect_matrix(problem.actions, self.x0.shape[1]).any(axis=0)
-        self.hasher = StateHasher(self.x0, np.flatnonzero(changing))
-        self.usage = [Usage() for _ in range(n)]
-        # the search's work arrays, sized by the first (largest) generation
-        # and reused by every later one
-        self.work = Workspace()
+        # the one way to the model: every judging path below asks it
+        self.evaluator = Evaluator(problem, x0, targets)
+        self.x0, self.targets = self.evaluator.x0, self.evaluator.targets
 
     def __len__(self):
         return self.x0.shape[0]
 
     # ------------------------------------------------------------------ #
-    def simulate(self, owner, keys, record=False):
-        """Trajectories of genotypes ``keys``, row ``r`` from instance ``owner[r]``."""
-        return self._simulate(owner, keys, record)
-
-    def _simulate(self, owner, keys, record=False, work=None, decoded=None):
-        problem = self.problem
-        if work is None:
-            starts = take_rows(self.x0, owner)
-            discounts = take_rows(self.start_discounts, owner)
-        else:
-            starts = work.take("starts", self.x0, owner)
-            discounts = work.take("start_discounts", self.start_discounts, owner)
-        return simulate(
-            starts,
-            keys,
-            problem.actions,
-            problem.graph,
-            max_length=problem.settings.max_sequence_length,
-            record=record,
-            start_discounts=discounts,
-            work=work,
-            decoded=decoded,
-        )
-
-    def evaluate(self, owner, keys, known=None):
-        """Evaluate the genotypes ``keys``, row ``r`` an instance of member
-        ``owner[r]`` (``owner`` sorted).
-
-        One simulation and at most one classifier call for all of them, in
-        the block's work arrays. A genotype encoding the same sequence (see
-        :func:`~sklearn_cscf._engine._genotypes.canonical_genotypes`) for the same
-        member as one of ``known`` (the members, genotypes and
-        :class:`~sklearn_cscf._engine._brkga.Evaluation` of genotypes already
-        evaluated; or ``None``), or as an earlier row of ``keys``, takes that
-        evaluation: it is neither simulated nor asked about again (it counts
-        as asked). Returns the :class:`~sklearn_cscf._engine._brkga.Evaluation` of
-        ``keys`` (arrays made for this call, none of the block's work
-        arrays).
-        """
-        work = self.work
-        n = keys.shape[0]
-        if known is None:
-            known_owner, every, pool = owner[:0], keys, []
-        else:
-            known_owner, known_keys, known_evaluation = known
-            every, pool = np.concatenate([known_keys, keys]), [known_evaluation]
-        k = known_owner.shape[0]
-        decoded = decode_order(
-            every, self.problem.n_actions, self.problem.settings.max_sequence_length
-        )
-        words = canonical_genotypes(every, self.problem.n_actions, order=decoded[0])
-        # the first row (known ones first) of each member and sequence
-        source = first_equal(words, groups=np.concatenate([known_owner, owner]))
-        new = np.flatnonzero(source[k:] == np.arange(k, k + n))
-        # the known evaluations, then the new ones: where each row's is
-        if new.size:
-            # decoded once: the new ones' order is simulated as it is
-            order, lengths = (part[k + new] for part in decoded)
-            pool.append(
-                self._judge(owner[new], keys[new], work, decoded=(order, lengths))
-            )
-        pool = Evaluation.concatenate(pool)
-        where = np.arange(k + n)
-        where[k + new] = k + np.arange(new.size)
-        self.count_asked(np.delete(owner, new))
-        # one copy out of the pool (whose new rows live in the work arrays)
-        return pool.take(where[source[k:]])
-
-    def judge(self, owner, keys):
-        """The :class:`~sklearn_cscf._engine._brkga.Evaluation` of genotypes ``keys``,
-        row ``r`` an instance of member ``owner[r]`` (``owner`` sorted)."""
-        return self._judge(owner, keys)
-
-    def price(self, owner, keys):
-        """The sequence cost of genotypes ``keys`` (as :meth:`judge`), ``inf``
-        where the sequence is not valid: no other objective is computed."""
-        # fresh arrays, not the search's work arrays: refinement's calls are
-        # smaller and interleaved with other work, and memory just freed
-        # (still in the caches) is faster to reuse than the search's buffers
-        # (its state hashes and memo insertions measured 2-3 x slower). A
-        # large call is simulated a chunk of candidates at a time (keeping
-        # the final states and costs), so that its work arrays stay small
-        # enough to be reused, not mapped and zeroed afresh; the model is
-        # still asked once about them all
-        n, d = keys.shape[0], self.x0.shape[1]
-        chunk = price_chunk(d, self.problem.n_actions)
-        final = np.empty((n, d))
-        violations = np.empty(n, dtype=np.intp)
-        cost = np.empty(n)
-        for start in range(0, n, chunk):
-            part = slice(start, start + chunk)
-            paths = self._simulate(owner[part], keys[part])
-            final[part] = paths.final
-            violations[part] = paths.violations
-            cost[part] = paths.sequence_cost
-        gap = self._gap(owner, final, violations, self.targets[owner])
-        cost[gap != 0] = np.inf
-        return cost
-
-    def count_asked(self, owner):
-        """Count a state of each of instances ``owner`` as asked about (a
-        sequence whose answer is known without asking)."""
-        asked = np.bincount(owner, minlength=len(self))
-        for member in np.flatnonzero(asked).tolist():
-            self.usage[member].n_asked += int(asked[member])
-
-    def _judge(self, owner, keys, work=None, decoded=None):
-        """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
-        live in that :class:`~sklearn_cscf._engine._workspace.Workspace`;
-        ``decoded``: the genotypes' order and lengths, when known."""
-        problem = self.problem
-        paths = self._simulate(owner, keys, work=work, decoded=decoded)
-        if work is None:
-            starts, codes = self.x0[owner], self.targets[owner]
-        else:
-            starts = work.take("starts", self.x0, owner)
-            codes = work.take("codes", self.targets, owner)
-        gap = self._gap(owner, paths.final, paths.violations, codes, work)
-        F = evaluate_objectives(
-            problem.objectives, Candidates(starts, paths, codes, work)
-        )
-        sequences, plans = paths.sequence_keys(), order_keys(paths.order)
-        return Evaluation(
-            F, gap, sequences, plans, key_hashes(sequences), key_hashes(plans)
-        )
-
-    def _gap(self, owner, final, violations, codes, work=None):
-        """How far each ``final`` state is from its instance's target (the
-        model asked about the states not remembered), plus its sequence's
-        invalid steps (``violations``): 0 where the sequence is valid."""
-        members, counts = np.unique(owner, return_counts=True)
-        answers = answer_batch(
-            self.model,
-            self.memo,
-            self.usage,
-            _groups(members.tolist(), counts),
-            final,
-            work,
-            self.max_model_rows,
-            self.hasher,
-        )
-        gap = self.problem.target.gap(answers, codes, work)
-        gap += violations
-        return gap
-
-    # ------------------------------------------------------------------ #
     def run(self):
         """Search, refine and describe every instance of the block."""
         start = time.perf_counter()
-        problem = self.problem
+        problem, evaluator = self.problem, self.evaluator
         cost_column = problem.slices["sequence_cost"].start
         search = BRKGA(
             2 * problem.n_actions,
@@ -298,25 +109,25 @@ class Block:
         )
         while not search.done:
             owner, keys = search.ask()
-            search.tell(self.evaluate(owner, keys, search.elites()))
+            search.tell(evaluator.evaluate(owner, keys, search.elites()))
         fronts = [search.result(m) for m in range(len(self))]
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
-            fronts, refined = refine(self, fronts, refine_budget(self.usage))
-        results = mark_unreachable(self, self.describe(fronts))
+            fronts, refined = refine(evaluator, fronts, refine_budget(evaluator.asked))
+        results = mark_unreachable(evaluator, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
-        elsewhere = time.perf_counter() - start - self.model.seconds
-        asked = np.array([usage.n_asked for usage in self.usage], dtype=float)
+        elsewhere = time.perf_counter() - start - evaluator.model.seconds
+        asked = evaluator.asked.astype(float)
         share = asked / max(asked.sum(), 1.0)
         for m, result in enumerate(results):
-            usage = self.usage[m]
+            seconds = float(evaluator.seconds[m])
             result.diagnostics = Diagnostics(
                 n_generations=int(search.generation[m]),
-                n_evaluated=usage.n_asked,
-                n_model_calls=usage.n_calls,
-                n_model_rows=usage.n_rows,
-                model_seconds=usage.seconds,
-                total_seconds=usage.seconds + float(elsewhere * share[m]),
+                n_evaluated=int(evaluator.asked[m]),
+                n_model_calls=int(evaluator.n_calls[m]),
+                n_model_rows=int(evaluator.n_rows[m]),
+                model_seconds=seconds,
+                total_seconds=seconds + float(elsewhere * share[m]),
                 n_refined=int(refined[m]),
             )
         return results
@@ -329,7 +140,7 @@ class Block:
         for the whole block: the final states asked afresh (a model whose
         answers vary), checked with ``predict`` (a search by the arg-max of
         the probabilities), and the score after every step."""
-        problem = self.problem
+        problem, evaluator = self.problem, self.evaluator
         slices = problem.slices
         cost = slices["sequence_cost"].start
         gower = slices["gower_distance"].start
@@ -362,44 +173,27 @@ class Block:
         counts = [k.shape[0] for k in chosen_keys]
         owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
         keys = np.vstack(chosen_keys)
-        paths = self.simulate(owner, keys, record=True)
-        argmax = self.model.has_predict and not self.model.use_predict
+        paths = evaluator.simulate(owner, keys, record=True)
+        model = evaluator.model
+        argmax = model.has_predict and not model.use_predict
         if argmax or problem.recheck:
             accepted = np.ones(owner.shape[0], dtype=bool)
             if problem.recheck:
                 # answers vary between calls (fit saw it): forget the search's
                 # and ask afresh; the report then shows these fresh answers
-                self.memo = AnswerMemo(len(self), self.model.width)
-                fresh = answer_batch(
-                    self.model,
-                    self.memo,
-                    self.usage,
-                    _groups(members, counts),
-                    paths.final,
-                    max_rows=self.max_model_rows,
-                    hasher=self.hasher,
-                )
+                evaluator.forget()
+                fresh = evaluator.answers(owner, paths.final)
                 accepted = problem.target.gap(fresh, self.targets[owner]) == 0
             if argmax:
                 # the search judged by the arg-max of the probabilities, which
                 # agreed with predict on the training data; what is reported
                 # must also be what the model's own predict accepts
-                seconds = self.model.seconds
-                step = self.max_model_rows
-                verified = np.concatenate(
-                    [
-                        self.model.verify(paths.final[start : start + step])
-                        for start in range(0, paths.final.shape[0], step)
-                    ]
-                )
+                verified = evaluator.verify(owner, paths.final)
                 accepted &= problem.target.accepts(verified, self.targets[owner])
-                self._charge(owner, self.model.seconds - seconds)
             if not accepted.all():
                 owner, keys = owner[accepted], keys[accepted]
                 paths = paths.take(accepted)
-                members, counts = np.unique(owner, return_counts=True)
-                members, counts = members.tolist(), counts.tolist()
-                if not members:
+                if not owner.size:
                     return results
         F = evaluate_objectives(
             problem.objectives, Candidates(self.x0[owner], paths, self.targets[owner])
@@ -408,23 +202,16 @@ class Block:
         steps = np.arange(problem.n_actions + 1)[None, :]
         taken = (steps >= 1) & (steps <= paths.lengths[:, None])
         step_owner = np.repeat(owner, taken.sum(axis=1))
-        step_members, step_counts = np.unique(step_owner, return_counts=True)
-        answers = answer_batch(
-            self.model,
-            self.memo,
-            self.usage,
-            _groups(step_members.tolist(), step_counts),
-            paths.states[taken],
-            max_rows=self.max_model_rows,
-            hasher=self.hasher,
-        )
+        answers = evaluator.answers(step_owner, paths.states[taken])
         score = np.full(taken.shape, np.nan)
         score[taken] = problem.target.score(answers, self.targets[step_owner])
         # the class after the last step, from the same answers
         decision = np.full(taken.shape, -1, dtype=np.intp)
         decision[taken] = answers.decision
         reached = decision[np.arange(owner.shape[0]), paths.lengths]
-        for m, rows in _groups(members, counts):
+        members, first = np.unique(owner, return_index=True)
+        for m, begin, end in zip(members, first, [*first[1:], owner.size]):
+            rows = slice(int(begin), int(end))
             results[m] = InstanceResult(
                 x0=self.x0[m],
                 target=int(self.targets[m]),
@@ -445,15 +232,6 @@ class Block:
                 },
             )
         return results
-
-    def _charge(self, owner, seconds):
-        """Count one classifier call about the states of instances ``owner``."""
-        counts = np.bincount(owner, minlength=len(self))
-        for member in np.flatnonzero(counts).tolist():
-            usage = self.usage[member]
-            usage.n_calls += 1
-            usage.n_rows += int(counts[member])
-            usage.seconds += seconds * counts[member] / owner.shape[0]
 
 
 def explain_block(problem, x0, targets, seeds, errors="warn"):

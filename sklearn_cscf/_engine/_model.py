@@ -19,7 +19,6 @@ What must be reached (the targets) lives in :mod:`sklearn_cscf._engine._targets`
 import time
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,10 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_cscf._callable_checks import blame, describe_error
 from sklearn_cscf._engine._feature_names import fitted_without_names, quiet_names
-from sklearn_cscf._engine._hashing import first_rows, state_hashes
 from sklearn_cscf._engine._memo import Answers
-from sklearn_cscf._engine._workspace import Workspace
-from sklearn_cscf._rows import put_rows, take_rows
 from sklearn_cscf._schema import plain_missing
 
 # probabilities are kept to this many decimals: a model's arithmetic may round
@@ -184,101 +180,6 @@ class ModelAdapter:
                 "per class, summing to 1 (normalise the rows, say)."
             )
         return proba
-
-
-@dataclass
-class Usage:
-    """What one instance cost the classifier."""
-
-    n_calls: int = 0  # calls holding at least one of its states
-    n_rows: int = 0  # its states sent to the classifier
-    n_asked: int = 0  # its states asked for (sent or remembered)
-    seconds: float = 0.0  # its share (by rows) of the calls' time
-
-
-def answer_batch(
-    model, memo, usage, groups, states, work=None, max_rows=None, hasher=None
-):
-    """The :class:`Answers` for ``states`` of several instances, in at most
-    one call of ``model`` (a :class:`ModelAdapter`), or one per ``max_rows``
-    distinct new states (``None``: one call).
-
-    ``memo`` (:class:`AnswerMemo`) remembers the block's answers, and
-    ``usage`` (:class:`Usage`, updated) holds one entry per instance of the
-    block; ``groups`` lists, in order, the ``(member, slice)`` of the rows of
-    ``states`` belonging to each instance. The work arrays and the answers
-    are kept in ``work`` (valid until its next use), or fresh arrays when it
-    is ``None``. ``hasher``
-    (:class:`~sklearn_cscf._engine._memo.StateHasher`): how the states reached
-    from the block's instances are hashed, when known (``None``: every
-    column, :func:`state_hashes`).
-    """
-    n = states.shape[0]
-    members = np.array([member for member, _ in groups], dtype=np.intp)
-    sizes = np.array([rows.stop - rows.start for _, rows in groups], dtype=np.intp)
-    who = np.repeat(members, sizes)
-    if hasher is None:
-        hashes = state_hashes(states, work)
-    else:
-        hashes = hasher(states, who, work)
-    work = Workspace() if work is None else work
-    decision = work.empty("decision", n, np.intp)
-    output = work.empty("output", (n, model.width)) if model.has_output else None
-    slots = memo.lookup(hashes, who)
-    known = slots >= 0
-    remembered = memo.answers(slots[known])
-    decision[known] = remembered.decision
-    if output is not None:
-        put_rows(output, np.flatnonzero(known), remembered.output)
-    for member, size in zip(members.tolist(), sizes.tolist()):
-        usage[member].n_asked += size
-    novel = np.flatnonzero(~known)
-    if novel.size == 0:
-        return Answers(decision, output)
-    # each distinct new state is asked once, by its first row (whichever
-    # instance reached it first: who is sorted), and each instance remembers
-    # its new states once
-    inverse, sent = first_rows(hashes[novel])
-    owners = who[novel]
-    if (owners[sent][inverse] == owners).all():
-        # no state reached by two instances (the usual case): each state's
-        # first row is its instance's
-        pairs = sent
-    else:
-        _, pairs = first_rows(inverse * np.intp(len(usage)) + owners)
-    sent, pairs = novel[sent], novel[pairs]
-    seconds = model.seconds
-    fresh = _answer_in_chunks(model, states[sent], max_rows)
-    seconds = model.seconds - seconds
-    decision[novel] = fresh.decision[inverse]
-    if output is not None:
-        put_rows(output, novel, take_rows(fresh.output, inverse))
-    memo.insert(hashes[pairs], who[pairs], Answers(decision, output).take(pairs))
-    counts = np.bincount(who[sent], minlength=len(usage))
-    for member in np.flatnonzero(counts).tolist():
-        record, count = usage[member], int(counts[member])
-        record.n_calls += 1
-        record.n_rows += count
-        record.seconds += seconds * count / sent.size
-    return Answers(decision, output)
-
-
-def _answer_in_chunks(model, states, max_rows):
-    """The model's answers about ``states``, in calls of at most ``max_rows``
-    rows (``None``: one call). Answers do not depend on the chunks: the
-    probabilities are rounded (``PROBA_DECIMALS``)."""
-    n = states.shape[0]
-    if max_rows is None or n <= max_rows:
-        return model.answer(states)
-    parts = [
-        model.answer(states[start : start + max_rows])
-        for start in range(0, n, max_rows)
-    ]
-    outputs = [part.output for part in parts]
-    return Answers(
-        np.concatenate([part.decision for part in parts]),
-        None if outputs[0] is None else np.concatenate(outputs),
-    )
 
 
 # ---------------------------------------------------------------------- #

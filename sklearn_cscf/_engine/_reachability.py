@@ -36,8 +36,6 @@ import itertools
 
 import numpy as np
 
-from sklearn_cscf._engine._model import answer_batch
-from sklearn_cscf._engine._simulation import simulate
 from sklearn_cscf._spaces import DiscreteSpace
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
 
@@ -112,12 +110,14 @@ def probe_keys(actions):
     return np.array(rows), together
 
 
-def mark_unreachable(block, results):
-    """Probe the rows of ``block`` whose result is ``"no_counterfactual"``
-    (one model call for all) and give those no probe reaches the status
-    ``"unreachable"``, with a message saying what was tried."""
+def mark_unreachable(evaluator, results):
+    """Probe the rows of a block whose result is ``"no_counterfactual"``
+    (``evaluator``: the block's
+    :class:`~sklearn_cscf._engine._evaluator.Evaluator`; one model call for
+    all) and give those no probe reaches the status ``"unreachable"``, with a
+    message saying what was tried."""
     members = [m for m, r in enumerate(results) if r.status == STATUS_NO_COUNTERFACTUAL]
-    problem = block.problem
+    problem = evaluator.problem
     if not members or problem.recheck:
         # a model whose answers vary may reject an extreme it accepted
         # before: its rejections prove nothing
@@ -129,27 +129,15 @@ def mark_unreachable(block, results):
         (m, slice(k * n_probes, (k + 1) * n_probes)) for k, m in enumerate(members)
     ]
     try:
-        paths = simulate(
-            block.x0[owner],
-            np.tile(keys, (len(members), 1)),
-            problem.actions,
-            problem.graph,
-            start_discounts=block.start_discounts[owner],
+        paths = evaluator.simulate(
+            owner, np.tile(keys, (len(members), 1)), limited=False
         )
-        answers = answer_batch(
-            block.model,
-            block.memo,
-            block.usage,
-            groups,
-            paths.final,
-            max_rows=block.max_model_rows,
-            hasher=block.hasher,
-        )
+        answers = evaluator.answers(owner, paths.final)
     except Exception:
         # a callable or the model failing on an extreme value proves nothing:
         # the rows keep "no_counterfactual"
         return results
-    codes = block.targets[owner]
+    codes = evaluator.targets[owner]
     gap = problem.target.gap(answers, codes)
     score = problem.target.score(answers, codes)
     first_together = n_probes - len(together)

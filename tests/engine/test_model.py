@@ -23,8 +23,6 @@ from sklearn_cscf._engine._hashing import SORT_BELOW, first_sources, state_hashe
 from sklearn_cscf._engine._memo import AnswerMemo, Answers
 from sklearn_cscf._engine._model import (
     ModelAdapter,
-    Usage,
-    answer_batch,
     decisions_now,
     is_fitted,
     model_classes,
@@ -197,39 +195,6 @@ def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
     assert is_fitted(Thresholded())
     assert not is_fitted(LogisticRegression())
     assert is_fitted(LogisticRegression().fit([[0.0], [1.0]], [0, 1]))
-
-
-# ---------------------------------------------------------------------- #
-# asking for many instances at once
-# ---------------------------------------------------------------------- #
-def test_answer_batch_sends_each_new_state_once_and_remembers_it(schema):
-    counted = Counted()
-    model = ModelAdapter(counted, schema, Thresholded.classes_, True)
-    memo = AnswerMemo(2, model.width)
-    usage = [Usage(), Usage()]
-    # instance 0 asks two states, instance 1 one of them again and a new one
-    batch = states(0.3, 0.9, 0.9, 0.5)
-    groups = [(0, slice(0, 2)), (1, slice(2, 4))]
-    answers = answer_batch(model, memo, usage, groups, batch)
-    assert answers.decision.tolist() == [0, 1, 1, 0]
-    # 0.9 is sent once, for the instance that reached it first
-    assert counted.calls == [("predict_proba", 3), ("predict", 3)]
-    assert [u.n_asked for u in usage] == [2, 2]
-    assert [u.n_rows for u in usage] == [2, 1]
-    # each instance remembers its own states: 0.9 twice
-    assert memo.counts.tolist() == [2, 2]
-    again = answer_batch(model, memo, usage, groups, batch)
-    assert again.decision.tolist() == answers.decision.tolist()
-    assert len(counted.calls) == 2  # every state remembered: no new call
-    assert [u.n_calls for u in usage] == [1, 1]
-    assert [u.n_asked for u in usage] == [4, 4]
-    # no state shared between the instances: instance 0 repeats one of its
-    # own, remembered once
-    third = answer_batch(model, memo, usage, groups, states(0.95, 0.95, 0.2, 0.9))
-    assert third.decision.tolist() == [1, 1, 0, 1]
-    assert counted.calls[2:] == [("predict_proba", 2), ("predict", 2)]
-    assert memo.counts.tolist() == [3, 3]
-    assert [u.n_rows for u in usage] == [3, 2]
 
 
 def test_state_hashes_equal_exactly_for_equal_states():

@@ -14,7 +14,7 @@ from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from bench_exact import captured_block  # noqa: E402
+from bench_exact import captured_evaluator  # noqa: E402
 
 SEEDS = range(5)
 
@@ -318,9 +318,9 @@ def test_n_generations_must_be_a_positive_number_or_auto(island_data):
 # alone finds the cheaper plan
 # ---------------------------------------------------------------------- #
 def _block_of(explainer, row):
-    """The engine's block of one row, as ``explain`` builds it (the exact
-    reference's own capture, ``bench_exact.captured_block``)."""
-    block = captured_block(explainer, row)
+    """The engine's evaluator of one row, as ``explain`` builds it (the exact
+    reference's own capture, ``bench_exact.captured_evaluator``)."""
+    block = captured_evaluator(explainer, row)
     assert block is not None, "the row needed no search"
     return block
 
@@ -345,9 +345,10 @@ def _least_cost(block, keys):
 def _stages(block, keys):
     """The least cost after the fit alone, and after each neighbourhood
     (each from ``keys``)."""
-    from sklearn_cscf._engine._refine import _fit, _moves, _polish
+    from sklearn_cscf._engine._refine import _fit, _moves
 
-    trials = _polish.Budgeted(block, [1e9])
+    block.limit_to([1e9])
+    trials = block
     owner = np.zeros(keys.shape[0], np.intp)
     _, fitted = _fit.fitted(trials, owner, keys.copy())
     out = {"fit": _least_cost(block, fitted)}
@@ -405,7 +406,7 @@ def _b_dearer_below_one_a(step=None):
 
 
 def test_a_scan_asks_once_about_the_keys_giving_a_step_the_same_value(monkeypatch):
-    from sklearn_cscf._engine._refine import _fit, _polish
+    from sklearn_cscf._engine._refine import _fit
 
     # set_a takes the whole numbers 0..5: of the scan's keys from the least
     # change (a = 0) to the found one (a = 5), several give the same value
@@ -418,7 +419,8 @@ def test_a_scan_asks_once_about_the_keys_giving_a_step_the_same_value(monkeypatc
     monkeypatch.setattr(
         block, "price", lambda owner, k: asked.append(k.copy()) or price(owner, k)
     )
-    trials = _polish.Budgeted(block, [1e9])
+    block.limit_to([1e9])
+    trials = block
     _fit.pull_back(trials, np.zeros(1, np.intp), keys, np.array([0]))
     space = block.problem.actions[0].space
     n_actions = block.problem.n_actions
@@ -430,7 +432,7 @@ def test_a_scan_asks_once_about_the_keys_giving_a_step_the_same_value(monkeypatc
     # every value once, each asked about once
     np.testing.assert_array_equal(np.sort(scan), np.arange(6.0))
     # ... while the keys left out still count against the budget
-    assert trials.spent[0] > sum(k.shape[0] for k in asked)
+    assert trials.asked[0] > sum(k.shape[0] for k in asked)
     # and the least valid value is found: a = 1
     assert values(keys)[0] == 1.0
 

@@ -13,7 +13,7 @@ from sklearn_cscf import (
     SequentialCounterfactualExplainer,
     dask_worker_environment,
 )
-from sklearn_cscf._engine._block import Block
+from sklearn_cscf._engine._evaluator import Evaluator
 from sklearn_cscf._engine._hashing import state_hashes
 from sklearn_cscf._engine._memo import AnswerMemo, Answers
 from sklearn_cscf._engine._workspace import Workspace
@@ -108,14 +108,14 @@ def test_memo_grown_past_a_run_over_its_end_finds_every_answer():
 
 
 def explained_block(explainer, rows, monkeypatch):
-    """The block that explained ``rows``."""
-    evaluate, blocks = Block.evaluate, []
+    """The evaluator of the block that explained ``rows``."""
+    evaluate, blocks = Evaluator.evaluate, []
 
     def capture(self, members, keys, known=None):
         blocks.append(self)
         return evaluate(self, members, keys, known)
 
-    monkeypatch.setattr(Block, "evaluate", capture)
+    monkeypatch.setattr(Evaluator, "evaluate", capture)
     explainer.explain(rows)
     monkeypatch.undo()
     return blocks[0]
@@ -155,23 +155,23 @@ def test_a_large_price_is_simulated_in_chunks_and_costs_the_same(
     for chunk in (None, 64):
         block = explained_block(explainer, rejected.iloc[:3], monkeypatch)
         simulated, sent = [], []
-        simulate, answer = Block._simulate, block.model.answer
+        simulate, answer = Evaluator._simulate, block.model.answer
 
-        def recording(self, owner, keys, record=False, work=None, decoded=None):
+        def recording(self, owner, keys, record=False, work=None, **kwargs):
             simulated.append(keys.shape[0])
-            return simulate(self, owner, keys, record, work, decoded)
+            return simulate(self, owner, keys, record, work, **kwargs)
 
-        monkeypatch.setattr(Block, "_simulate", recording)
+        monkeypatch.setattr(Evaluator, "_simulate", recording)
         monkeypatch.setattr(
             block.model, "answer", lambda s: sent.append(len(s)) or answer(s)
         )
         if chunk is not None:
             monkeypatch.setattr(
-                "sklearn_cscf._engine._block.price_chunk", lambda *_: chunk
+                "sklearn_cscf._engine._evaluator.price_chunk", lambda *_: chunk
             )
-        asked = [usage.n_asked for usage in block.usage]
+        asked = block.asked.tolist()
         cost = block.price(owner, keys)
-        now = [usage.n_asked - before for usage, before in zip(block.usage, asked)]
+        now = [now - before for now, before in zip(block.asked.tolist(), asked)]
         found.append((cost, simulated, sent, now))
         monkeypatch.undo()
     (whole, once, calls, asked), (chunked, pieces, calls_chunked, asked_chunked) = found
@@ -246,7 +246,7 @@ def credit_problem():
 
 def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
     explainer, rejected = credit_problem
-    evaluate = Block.evaluate
+    evaluate = Evaluator.evaluate
     seen = []
 
     def recording(self, owner, keys, known=None):
@@ -255,7 +255,7 @@ def test_generations_reuse_the_block_work_arrays(credit_problem, monkeypatch):
         seen.append((buffers, keys, results))
         return results
 
-    monkeypatch.setattr(Block, "evaluate", recording)
+    monkeypatch.setattr(Evaluator, "evaluate", recording)
     explainer.explain(rejected.iloc[:5])
     assert len(seen) == SMALL["n_generations"]
     first = seen[0][0]
@@ -367,18 +367,18 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     asked = np.vstack(asked)
     owner = np.repeat([0, 1], 25)
     simulated = []
-    simulate = Block._simulate
+    simulate = Evaluator._simulate
 
-    def counting(self, owner, keys, record=False, work=None, decoded=None):
+    def counting(self, owner, keys, record=False, work=None, **kwargs):
         simulated.append(keys.shape[0])
-        return simulate(self, owner, keys, record, work, decoded)
+        return simulate(self, owner, keys, record, work, **kwargs)
 
-    monkeypatch.setattr(Block, "_simulate", counting)
-    asked_before = [usage.n_asked for usage in block.usage[:2]]
+    monkeypatch.setattr(Evaluator, "_simulate", counting)
+    asked_before = block.asked[:2].tolist()
     with_known = block.evaluate(owner, asked, known)
     # only the 2 x 10 new genotypes were simulated, every one counts as asked
     assert simulated == [20]
-    assert [u.n_asked - a for u, a in zip(block.usage, asked_before)] == [25, 25]
+    assert [u - a for u, a in zip(block.asked.tolist(), asked_before)] == [25, 25]
     # ... and each evaluation is the one a full evaluation gives
     alone = block.evaluate(owner, asked)
     assert simulated[-1] == 2 * 25 - 2 * 5  # repeats within a batch: once

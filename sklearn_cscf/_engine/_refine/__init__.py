@@ -61,6 +61,6 @@ block); an order that is valid and cheaper reaches the same final state, so
 it dominates the reported one and takes its place.
 """
 
-from sklearn_cscf._engine._refine._polish import Trials, refine, refine_budget
+from sklearn_cscf._engine._refine._polish import refine, refine_budget
 
-__all__ = ["Trials", "refine", "refine_budget"]
+__all__ = ["refine", "refine_budget"]

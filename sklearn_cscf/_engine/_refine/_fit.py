@@ -23,13 +23,11 @@ INACTIVE = 1.0  # an action key above 0.5 drops the action
 # values scanned between the least change and the found one before the edge
 # search
 SCAN_POINTS = 8
-# training values tried between them, at most
-# (each found plan's first fit: islands of acceptance around training values) ...
+# training values tried between them, at most (islands of acceptance
+# around training values)
 SCAN_SUPPORT = 96
-# ... and in the deeper neighbourhoods
-DEEP_SCAN_SUPPORT = 96
 # states a step's pull-back asks about, as estimated to admit candidates
-STEP_STATES = SCAN_POINTS + 1 + DEEP_SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
+STEP_STATES = SCAN_POINTS + 1 + SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
 
 
 def genotypes_of(order, values, n_actions):
@@ -47,16 +45,16 @@ def genotypes_of(order, values, n_actions):
     return keys
 
 
-def fitted(trials, owner, keys, last=None, hold=None):
+def fitted(evaluator, owner, keys, last=None, hold=None):
     """Each row's steps pulled back in order (``last``: a position per row
     pulled back after the others, -1 none; ``hold``: rows whose ``last``
     step keeps its value), then each step dropped where the sequence stays
     valid and no dearer; only the rows whose estimated states fit their
     instance's budget are polished. Returns the admitted rows."""
-    n_actions = trials.problem.n_actions
-    max_length = trials.problem.settings.max_sequence_length
+    n_actions = evaluator.problem.n_actions
+    max_length = evaluator.problem.settings.max_sequence_length
     _, lengths = decode_order(keys, n_actions, max_length)
-    admitted = trials.admit(owner, STEP_STATES * np.maximum(lengths, 1) + lengths)
+    admitted = evaluator.admit(owner, STEP_STATES * np.maximum(lengths, 1) + lengths)
     owner, keys, lengths = owner[admitted], keys[admitted], lengths[admitted]
     if owner.size == 0:
         return owner, keys
@@ -72,11 +70,11 @@ def fitted(trials, owner, keys, last=None, hold=None):
             skipped = np.where(last <= -2, -2 - last, last)
             shifted = position + (position >= skipped) * (skipped >= 0)
             positions = np.where(shifted < lengths, shifted, -1)
-        pull_back(trials, owner, keys, positions)
+        pull_back(evaluator, owner, keys, positions)
     if last is not None:
-        pull_back(trials, owner, keys, last)  # held rows: -2 - p < 0, none
+        pull_back(evaluator, owner, keys, last)  # held rows: -2 - p < 0, none
     for position in reversed(range(width)):
-        _drop(trials, owner, keys, position)
+        _drop(evaluator, owner, keys, position)
     return owner, keys
 
 
@@ -112,16 +110,16 @@ def without(order, positions):
     return shorter
 
 
-def costs(trials, owner, keys):
+def costs(evaluator, owner, keys):
     """Sequence cost of each genotype, ``inf`` where it is not valid."""
-    return trials.price(owner, keys)
+    return evaluator.price(owner, keys)
 
 
 def no_candidates(n_actions):
     return np.empty(0, dtype=np.intp), np.empty((0, 2 * n_actions))
 
 
-def _by_action(block, paths, rows, positions):
+def _by_action(evaluator, paths, rows, positions):
     """For each action taken at the step ``positions`` of ``rows``: which of
     them take it (indices into ``rows``), the action, and the value of its
     feature before the step."""
@@ -129,31 +127,31 @@ def _by_action(block, paths, rows, positions):
     action = paths.order[rows, positions]
     for a in np.unique(action).tolist():
         chosen = np.flatnonzero(action == a)
-        compiled = block.problem.actions[a]
+        compiled = evaluator.problem.actions[a]
         before = paths.states[rows[chosen], positions[chosen], compiled.feature]
         yield chosen, compiled, before
 
 
-def least_keys(block, paths, rows, positions):
+def least_keys(evaluator, paths, rows, positions):
     """The value key of the least change of each row's step ``positions``."""
     least = np.full(rows.shape[0], np.nan)
-    for chosen, compiled, before in _by_action(block, paths, rows, positions):
+    for chosen, compiled, before in _by_action(evaluator, paths, rows, positions):
         least[chosen] = compiled.space.least_change_key(before)
     return least
 
 
-def _key_resolution(block, paths, rows, positions):
+def _key_resolution(evaluator, paths, rows, positions):
     """The width of one value in key space of each row's step ``positions``
     (``1 / number of values`` reachable; 0 for a continuous range)."""
     width = np.zeros(rows.shape[0])
-    for chosen, compiled, before in _by_action(block, paths, rows, positions):
+    for chosen, compiled, before in _by_action(evaluator, paths, rows, positions):
         count = compiled.space.value_count(before)
         with np.errstate(divide="ignore"):
             width[chosen] = np.where(count >= 1, 1.0 / count, 0.0)
     return width
 
 
-def pull_back(block, owner, keys, positions):
+def pull_back(evaluator, owner, keys, positions, support=SCAN_SUPPORT):
     """Move each row's value key of step ``positions[row]`` (-1: none) from
     the found value toward the least change, to the cheapest value that keeps
     the sequence valid (in place).
@@ -171,13 +169,13 @@ def pull_back(block, owner, keys, positions):
     changed since it was found), the values beyond it, toward the far end of
     the value space, are tried the same way.
     """
-    n_actions = block.problem.n_actions
-    paths = block.simulate(owner, keys, record=True)
+    n_actions = evaluator.problem.n_actions
+    paths = evaluator.simulate(owner, keys, record=True)
     rows = np.flatnonzero((positions >= 0) & (positions < paths.lengths))
     if rows.size == 0:
         return
     steps = positions[rows]
-    least = least_keys(block, paths, rows, steps)
+    least = least_keys(evaluator, paths, rows, steps)
     column = n_actions + paths.order[rows, steps]
     current = keys[rows, column]
     movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
@@ -185,27 +183,29 @@ def pull_back(block, owner, keys, positions):
     least, current = least[movable], current[movable]
     if rows.size == 0:
         return
-    grid = _scan_grid(block, paths, rows, steps, least, current)
+    grid = _scan_grid(evaluator, paths, rows, steps, least, current, support)
     valid_key, trial_key, bar, pending = _cheapest_on_grid(
-        block,
+        evaluator,
         owner,
         keys,
         rows,
         column,
         grid,
         current,
-        _step_values(block, paths, rows, steps, grid),
+        _step_values(evaluator, paths, rows, steps, grid),
     )
     # no valid value up to the found one (the other steps changed since):
     # the step may have to do more, toward the far end of its value space
     lost = np.flatnonzero(~np.isfinite(bar))
     if lost.size:
         far = np.where(current[lost] > least[lost], 1.0, 0.0)
-        grid = _scan_grid(block, paths, rows[lost], steps[lost], current[lost], far)
-        values = _step_values(block, paths, rows[lost], steps[lost], grid)
+        grid = _scan_grid(
+            evaluator, paths, rows[lost], steps[lost], current[lost], far, support
+        )
+        values = _step_values(evaluator, paths, rows[lost], steps[lost], grid)
         (valid_key[lost], trial_key[lost], bar[lost], pending[lost]) = (
             _cheapest_on_grid(
-                block,
+                evaluator,
                 owner,
                 keys,
                 rows[lost],
@@ -216,7 +216,9 @@ def pull_back(block, owner, keys, positions):
             )
         )
     # keys closer than one value's width of keys hold no value between them
-    resolution = np.maximum(_key_resolution(block, paths, rows, steps), KEY_TOLERANCE)
+    resolution = np.maximum(
+        _key_resolution(evaluator, paths, rows, steps), KEY_TOLERANCE
+    )
     for _ in range(EDGE_ROUNDS):
         pending &= np.abs(trial_key - valid_key) > resolution
         if not pending.any():
@@ -227,7 +229,7 @@ def pull_back(block, owner, keys, positions):
             :, None
         ] * (np.arange(1, EDGE_POINTS + 1) / (EDGE_POINTS + 1))
         at = np.repeat(index, EDGE_POINTS)
-        price = block.price(
+        price = evaluator.price(
             owner[rows[at]], _with_keys(keys, rows[at], column[at], points.ravel())
         ).reshape(points.shape)
         # walked from the valid key on: a point counts where it is no dearer
@@ -247,7 +249,7 @@ def pull_back(block, owner, keys, positions):
     keys[rows, column] = valid_key
 
 
-def _cheapest_on_grid(block, owner, keys, rows, column, grid, current, values):
+def _cheapest_on_grid(evaluator, owner, keys, rows, column, grid, current, values):
     """Each row's genotype tried with every value key of its row of ``grid``
     in ``column`` (one model call): the key of the cheapest valid sequence
     (the first among equals; ``current`` where none is valid), the key before
@@ -258,17 +260,17 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current, values):
     # the same sequence: only the first is asked about (the first among
     # equals is chosen anyway). A row's repeated keys (padding) are asked
     # about once too: the grid's width depends on the other rows of the
-    # block, what a row asks about must not. Along a row keys move one way
+    # evaluator, what a row asks about must not. Along a row keys move one way
     # from the least change, so the values do too: equal ones lie side by side
     first = np.ones(grid.shape, dtype=bool)
     np.not_equal(grid[:, 1:], grid[:, :-1], out=first[:, 1:])
     twin = first[:, 1:] & (values[:, 1:] == values[:, :-1])
     first[:, 1:] &= ~twin
     # a twin counts as asked about, as it was before it was told apart
-    block.count_asked(owner[rows[np.nonzero(twin)[0]]])
+    evaluator.count_asked(owner[rows[np.nonzero(twin)[0]]])
     at, point = np.nonzero(first)
     price = np.full(grid.shape, np.inf)
-    price[at, point] = block.price(
+    price[at, point] = evaluator.price(
         owner[rows[at]], _with_keys(keys, rows[at], column[at], grid[at, point])
     )
     best = price.min(axis=1)
@@ -282,13 +284,13 @@ def _cheapest_on_grid(block, owner, keys, rows, column, grid, current, values):
     return valid_key, trial_key, best, some & (chosen > 0)
 
 
-def _step_values(block, paths, rows, steps, grid):
+def _step_values(evaluator, paths, rows, steps, grid):
     """The value each row's step ``steps`` takes with each value key of its
     row of ``grid``, from the state before the step (a step's outcome
     depends on its value, not on the key that picked it)."""
     values = np.empty(grid.shape)
     width = grid.shape[1]
-    for chosen, compiled, before in _by_action(block, paths, rows, steps):
+    for chosen, compiled, before in _by_action(evaluator, paths, rows, steps):
         found, _ = compiled.space.interpolate(
             grid[chosen].ravel(), np.repeat(before, width)
         )
@@ -301,7 +303,7 @@ def _bar(cost):
     return cost + COST_TOLERANCE * (1.0 + np.abs(cost))
 
 
-def _scan_grid(block, paths, rows, steps, least, current):
+def _scan_grid(evaluator, paths, rows, steps, least, current, support):
     """The value keys tried for each row's step, ordered from the least change
     to the found value (the last column): evenly spaced ones and the keys of
     the training values between (at most ``SCAN_SUPPORT``; repeats of the
@@ -312,7 +314,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
     extra = np.full((rows.shape[0], 0), np.nan)
     parts = [
         (chosen, compiled.space.scan_keys(before))
-        for chosen, compiled, before in _by_action(block, paths, rows, steps)
+        for chosen, compiled, before in _by_action(evaluator, paths, rows, steps)
     ]
     width = max(keys.shape[1] for _, keys in parts)
     if width:
@@ -326,7 +328,7 @@ def _scan_grid(block, paths, rows, steps, least, current):
     nearest = np.argsort(distance, axis=1, kind="stable")
     extra = np.take_along_axis(extra, nearest, axis=1)
     count = between.sum(axis=1)
-    width = int(min(count.max(initial=0), getattr(block, "support", SCAN_SUPPORT)))
+    width = int(min(count.max(initial=0), support))
     if width:
         # at most SCAN_SUPPORT of them per row, spread evenly over their ranks
         slots = np.arange(width)[None, :]
@@ -350,15 +352,18 @@ def _with_keys(keys, rows, column, values):
     return trial
 
 
-def _drop(block, owner, keys, position):
+def _drop(evaluator, owner, keys, position):
     """Drop each sequence's step ``position`` where the sequence stays valid and
     gets no more expensive (in place)."""
-    paths = block.simulate(owner, keys)
+    paths = evaluator.simulate(owner, keys)
     rows = np.flatnonzero(paths.lengths > position)
     if rows.size == 0:
         return
     column = paths.order[rows, position]
     trial = take_rows(keys, rows)
     trial[np.arange(rows.shape[0]), column] = INACTIVE
-    keep = block.price(owner[rows], trial) <= paths.sequence_cost[rows] + COST_TOLERANCE
+    keep = (
+        evaluator.price(owner[rows], trial)
+        <= paths.sequence_cost[rows] + COST_TOLERANCE
+    )
     keys[rows[keep], column[keep]] = INACTIVE

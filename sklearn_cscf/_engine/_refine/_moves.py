@@ -47,11 +47,11 @@ REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 JOINT_ROUNDS = 24
 
 
-def other_orders(trials, owner, keys):
+def other_orders(evaluator, owner, keys):
     """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
     adjacent swaps of longer ones, values re-fitted in the new order."""
-    n_actions = trials.problem.n_actions
-    max_length = trials.problem.settings.max_sequence_length
+    n_actions = evaluator.problem.n_actions
+    max_length = evaluator.problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
     source, pick = _reorderings(lengths, order.shape[1])
     if source.size == 0:
@@ -61,7 +61,7 @@ def other_orders(trials, owner, keys):
     new_keys = genotypes_of(new_order, keys[source, n_actions:], n_actions)
     # where the found values are not valid in the new order, every step
     # starts from the far end of its values
-    admitted = trials.admit(new_owner, 1)
+    admitted = evaluator.admit(new_owner, 1)
     new_owner, new_keys, new_order = (
         new_owner[admitted],
         new_keys[admitted],
@@ -69,11 +69,11 @@ def other_orders(trials, owner, keys):
     )
     if new_owner.size == 0:
         return no_candidates(n_actions)
-    judged = trials.judge(new_owner, new_keys)
+    judged = evaluator.judge(new_owner, new_keys)
     lost = np.flatnonzero(~judged.feasible)
     if lost.size:
-        new_keys[lost] = at_far_ends(trials.problem, new_keys[lost], new_order[lost])
-    return fitted(trials, new_owner, new_keys)
+        new_keys[lost] = at_far_ends(evaluator.problem, new_keys[lost], new_order[lost])
+    return fitted(evaluator, new_owner, new_keys)
 
 
 def _reorderings(lengths, width):
@@ -108,7 +108,7 @@ def _other_orders_of(length):
     return moves
 
 
-def reordered(block, owner, keys):
+def reordered(evaluator, owner, keys):
     """The same steps in every other order (see :func:`_other_orders_of`),
     each step setting the value it sets now: its value key found again for
     the state it then starts from. Where the order only changes the
@@ -118,11 +118,11 @@ def reordered(block, owner, keys):
     Returns the row of ``keys`` each genotype comes from (sorted) and the
     genotypes.
     """
-    problem = block.problem
+    problem = evaluator.problem
     n_actions = problem.n_actions
     if owner.size == 0:
         return no_candidates(n_actions)
-    paths = block.simulate(owner, keys, record=True)
+    paths = evaluator.simulate(owner, keys, record=True)
     source, pick = _reorderings(paths.lengths, n_actions)
     if source.size == 0:
         return no_candidates(n_actions)
@@ -145,11 +145,11 @@ def reordered(block, owner, keys):
     return source[found], new_keys[found]
 
 
-def joint_moves(trials, owner, keys):
+def joint_moves(evaluator, owner, keys):
     """Two steps moved together along the decision boundary (see the module's
     docstring): a pattern search over each sequence's ordered pairs of
     steps, in lock step over the rows. Returns the rows it improved."""
-    problem = trials.problem
+    problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
     keys = keys.copy()
@@ -158,27 +158,27 @@ def joint_moves(trials, owner, keys):
     owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
     if owner.size == 0:
         return no_candidates(n_actions)
-    cost = costs(trials, owner, keys)
+    cost = costs(evaluator, owner, keys)
     share = np.full(owner.size, JOINT_FIRST_SHARE)
     halvings = np.zeros(owner.size, dtype=np.intp)
     improved = np.zeros(owner.size, dtype=bool)
     width = int(lengths.max())
     extra_owner, extra_keys = [], []
     if problem.graph.edges:
-        across = _across(trials, owner, keys, lengths)
+        across = _across(evaluator, owner, keys, lengths)
         extra_owner.append(across[0])
         extra_keys.append(across[1])
     for _ in range(JOINT_ROUNDS):
         live = np.flatnonzero((halvings < JOINT_SHARES) & np.isfinite(cost))
         if live.size == 0:
             break
-        paths = trials.simulate(owner[live], keys[live], record=True)
+        paths = evaluator.simulate(owner[live], keys[live], record=True)
         sources, trial_keys, refit = [], [], []
         for i in range(width):
             inside = np.flatnonzero(paths.lengths > i)
             if inside.size == 0:
                 continue
-            least = least_keys(trials, paths, inside, i)
+            least = least_keys(evaluator, paths, inside, i)
             column = n_actions + paths.order[inside, i]
             current = keys[live[inside], column]
             movable = np.isfinite(least) & (np.abs(least - current) > KEY_TOLERANCE)
@@ -210,7 +210,7 @@ def joint_moves(trials, owner, keys):
         source = source[by_row]
         trial = np.vstack(trial_keys)[by_row]
         refit = np.concatenate(refit)[by_row]
-        admitted = trials.admit(
+        admitted = evaluator.admit(
             owner[source], SCAN_POINTS + 2 + EDGE_ROUNDS * EDGE_POINTS // 2
         )
         source, trial, refit = source[admitted], trial[admitted], refit[admitted]
@@ -221,10 +221,8 @@ def joint_moves(trials, owner, keys):
             break
         # the step that makes up is re-fitted by the even grid and the edge search
         # (the training values were scanned when its plan was fitted)
-        support, trials.support = trials.support, 0
-        pull_back(trials, owner[source], trial, refit)
-        trials.support = support
-        price = costs(trials, owner[source], trial)
+        pull_back(evaluator, owner[source], trial, refit, support=0)
+        price = costs(evaluator, owner[source], trial)
         # each row's cheapest trial (the first among equals)
         order = np.lexsort((price, source))
         first = order[np.r_[True, np.diff(source[order]) != 0]]
@@ -244,20 +242,20 @@ def joint_moves(trials, owner, keys):
     return np.concatenate(owners), np.vstack(genotypes).reshape(-1, 2 * n_actions)
 
 
-def trades(trials, owner, keys):
+def trades(evaluator, owner, keys):
     """Each step pushed toward the far end of its values (all the way, and
     ``TRADE_SHARES`` of the way from its least change), the other steps then
     re-fitted and the pushed one last: a jump to another corner of the
     decision boundary, where a tree's staircase may be cheaper than anything
     the joint moves reach step by step."""
-    problem = trials.problem
+    problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
     several = np.flatnonzero(lengths >= 2)
     if several.size == 0:
         return no_candidates(n_actions)
-    paths = trials.simulate(owner[several], keys[several], record=True)
+    paths = evaluator.simulate(owner[several], keys[several], record=True)
     two_sided = np.array([action.space.two_sided for action in problem.actions])
     sources, copies, last = [], [], []
     for p in range(int(lengths.max())):
@@ -265,7 +263,7 @@ def trades(trials, owner, keys):
         if inside.size == 0:
             continue
         rows = several[inside]
-        least = least_keys(trials, paths, inside, p)
+        least = least_keys(evaluator, paths, inside, p)
         column = n_actions + order[rows, p]
         current = keys[rows, column]
         movable = np.isfinite(least)
@@ -285,10 +283,10 @@ def trades(trials, owner, keys):
                 sources.append(rows[sided])
                 copies.append(copy)
                 last.append(np.full(copy.shape[0], p))
-    return _refit_last(trials, owner, sources, copies, last)
+    return _refit_last(evaluator, owner, sources, copies, last)
 
 
-def _across(trials, owner, keys, lengths):
+def _across(evaluator, owner, keys, lengths):
     """Copies whose step that sets a source of the feature graph is just
     across the largest steps of its discounts (see
     :func:`_across_discount_steps`), the other steps then re-fitted."""
@@ -297,32 +295,32 @@ def _across(trials, owner, keys, lengths):
         rows = np.flatnonzero(lengths > position)
         if rows.size == 0:
             continue
-        paths = trials.simulate(owner[rows], keys[rows], record=True)
+        paths = evaluator.simulate(owner[rows], keys[rows], record=True)
         pushed = np.full(owner.size, position)
-        source, copy = _across_discount_steps(trials, keys, pushed, rows, paths)
+        source, copy = _across_discount_steps(evaluator, keys, pushed, rows, paths)
         sources.append(source)
         copies.append(copy)
         last.append(np.full(source.size, position))
     # the other steps adapt to it, then it is pulled back last
-    return _refit_last(trials, owner, sources, copies, last)
+    return _refit_last(evaluator, owner, sources, copies, last)
 
 
-def _refit_last(trials, owner, sources, copies, last):
+def _refit_last(evaluator, owner, sources, copies, last):
     """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
     each one's step ``last`` after the others, in the order of their rows."""
     if not sources:
-        return no_candidates(trials.problem.n_actions)
+        return no_candidates(evaluator.problem.n_actions)
     source = np.concatenate(sources)
     by_row = np.argsort(source, kind="stable")
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
-    return fitted(trials, owner[source[by_row]], copy, last)
+    return fitted(evaluator, owner[source[by_row]], copy, last)
 
 
-def more_or_less(trials, owner, keys):
+def more_or_less(evaluator, owner, keys):
     """One step dropped, one action inserted at any position, or one action
     swapped for another on the same feature; each re-fitted."""
-    problem = trials.problem
+    problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
@@ -345,7 +343,7 @@ def more_or_less(trials, owner, keys):
         # drop step p: the others re-fitted (they may have to do more)
         dropped = without(order[rows], np.full(rows.size, p))
         add(rows, dropped, values[rows], np.full(rows.size, -1))
-    paths = trials.simulate(owner, keys, record=True)
+    paths = evaluator.simulate(owner, keys, record=True)
     inside = np.arange(width)[None, :] < lengths[:, None]
     dearest_at = np.argmax(np.where(inside, paths.step_cost, -np.inf), axis=1)
     for a, action in enumerate(problem.actions):
@@ -419,10 +417,10 @@ def more_or_less(trials, owner, keys):
     new_keys = genotypes_of(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
-    return fitted(trials, owner[source], new_keys, last, hold)
+    return fitted(evaluator, owner[source], new_keys, last, hold)
 
 
-def singles(block, n_instances):
+def singles(evaluator, n_instances):
     """Every action alone, at the far end(s) of its value space, for every
     instance: refined, they give each instance its cheapest one-step plans
     whatever the search found (the least change that the model accepts, to
@@ -430,7 +428,7 @@ def singles(block, n_instances):
 
     Returns the instance of each genotype and the genotypes.
     """
-    problem = block.problem
+    problem = evaluator.problem
     n_actions = problem.n_actions
     genotypes = []
     for a, action in enumerate(problem.actions):
@@ -444,7 +442,7 @@ def singles(block, n_instances):
     return owner, np.tile(genotypes, (n_instances, 1))
 
 
-def _across_discount_steps(block, keys, pushed, rows, paths):
+def _across_discount_steps(evaluator, keys, pushed, rows, paths):
     """Copies of the rows ``rows`` (trajectories ``paths``, see
     :func:`_pushed_steps`) whose pushed step sets a source of the feature
     graph, that step just across the largest steps of the discounts it gives
@@ -460,7 +458,7 @@ def _across_discount_steps(block, keys, pushed, rows, paths):
 
     Returns the row each copy comes from and the copies' genotypes.
     """
-    problem = block.problem
+    problem = evaluator.problem
     none = np.empty(0, dtype=np.intp), np.empty((0, keys.shape[1]))
     graph = problem.graph
     if not graph.edges:

@@ -2,8 +2,6 @@
 instance's cheapest plans, within each instance's budget, and the fronts
 filtered again (see :mod:`sklearn_cscf._engine._refine`)."""
 
-from typing import Protocol
-
 import numpy as np
 
 from sklearn_cscf._engine._brkga import Evaluation, pareto_front
@@ -11,9 +9,7 @@ from sklearn_cscf._engine._genotypes import decode_order
 from sklearn_cscf._engine._hashing import first_occurrences
 from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
-    DEEP_SCAN_SUPPORT,
     MOVE_TOLERANCE,
-    SCAN_SUPPORT,
     fitted,
 )
 from sklearn_cscf._engine._refine._moves import (
@@ -42,92 +38,23 @@ JOINT_PLANS = 4
 MAX_ROUNDS = 4
 
 
-class Trials(Protocol):
-    """What refinement needs of a block (:class:`~sklearn_cscf._engine._block.Block`
-    is one): the problem its instances share, and three ways to try genotypes
-    ``keys`` of instances ``owner`` (row ``r`` of member ``owner[r]``)."""
-
-    problem: object  # Problem: actions, graph, settings, objective slices
-
-    def simulate(self, owner, keys, record=False):
-        """The trajectories (``Trajectories``) of the genotypes, no model call."""
-
-    def judge(self, owner, keys):
-        """Their ``Evaluation``: simulated and asked about (one model call for
-        the states not remembered; ``owner`` sorted)."""
-
-    def price(self, owner, keys):
-        """Their sequence costs, ``inf`` where not valid (as :meth:`judge`,
-        without the other objectives)."""
-
-    def count_asked(self, owner):
-        """Count a state of each of instances ``owner`` as asked about,
-        without asking: its answer is known (the same sequence as one
-        asked about)."""
-
-
-class Budgeted:
-    """A :class:`Trials` that counts the states asked about per instance."""
-
-    def __init__(self, block, budget):
-        self.block = block
-        self.problem = block.problem
-        self.budget = np.asarray(budget, dtype=float)
-        self.spent = np.zeros(self.budget.shape[0])
-        self.support = SCAN_SUPPORT  # training values a pull-back scans
-
-    def simulate(self, owner, keys, record=False):
-        return self.block.simulate(owner, keys, record)
-
-    def judge(self, owner, keys):
-        self._spend(owner)
-        return self.block.judge(owner, keys)
-
-    def price(self, owner, keys):
-        self._spend(owner)
-        return self.block.price(owner, keys)
-
-    def count_asked(self, owner):
-        self._spend(owner)
-        self.block.count_asked(owner)
-
-    def _spend(self, owner):
-        """One state asked about for each of instances ``owner``."""
-        self.spent += np.bincount(owner, minlength=self.spent.shape[0])
-
-    def left(self):
-        return self.budget - self.spent
-
-    def admit(self, owner, estimate):
-        """Which rows (sorted by owner, by priority within it) fit their
-        instance's budget left, with ``estimate`` states each."""
-        if owner.size == 0:
-            return np.zeros(0, dtype=bool)
-        estimate = np.broadcast_to(np.asarray(estimate, dtype=float), owner.shape)
-        total = np.cumsum(estimate)
-        starts = np.r_[0, np.flatnonzero(np.diff(owner)) + 1]
-        sizes = np.diff(np.r_[starts, owner.size])
-        before = np.repeat(total[starts] - estimate[starts], sizes)
-        return total - before <= self.left()[owner]
-
-
-def refine_budget(usage):
+def refine_budget(asked):
     """The states each instance's refinement may ask about: ``REFINE_SHARE``
-    times those its search asked about (``usage``: each instance's
-    :class:`~sklearn_cscf._engine._model.Usage` after the search), at least
-    ``MIN_STATES``."""
-    asked = np.array([record.n_asked for record in usage], dtype=float)
-    return np.maximum(REFINE_SHARE * asked, MIN_STATES)
+    times those its search asked about (``asked``, one per instance), at
+    least ``MIN_STATES``."""
+    return np.maximum(REFINE_SHARE * np.asarray(asked, dtype=float), MIN_STATES)
 
 
-def refine(block, fronts, budget=None):
+def refine(evaluator, fronts, budget=None):
     """Refined fronts of a block, and how many sequences refinement improved.
 
     Parameters
     ----------
-    block : Trials
-        The block whose searches produced ``fronts`` (only its ``problem``,
-        ``simulate`` and ``judge`` are used).
+    evaluator : Evaluator
+        The block's :class:`~sklearn_cscf._engine._evaluator.Evaluator`,
+        which every candidate is simulated, judged and priced by; its count
+        of the states asked about is what ``budget`` limits (through
+        :meth:`~sklearn_cscf._engine._evaluator.Evaluator.admit`).
     fronts : list of (keys, Evaluation)
         Each instance's final front.
     budget : array-like of shape (n_instances,), default=None
@@ -145,8 +72,8 @@ def refine(block, fronts, budget=None):
     n = len(fronts)
     if budget is None:
         budget = np.full(n, MIN_STATES)
-    trials = Budgeted(block, budget)
-    problem = block.problem
+    evaluator.limit_to(budget)
+    problem = evaluator.problem
     n_actions = problem.n_actions
     cost_column = problem.slices["sequence_cost"].start
     counts = [fronts[m][0].shape[0] for m in range(n)]
@@ -158,17 +85,17 @@ def refine(block, fronts, budget=None):
     np.minimum.at(least, found_owner, found_cost)
 
     # every sequence found (cheapest first), then every action alone
-    single_owner, single_keys = singles(block, n)
+    single_owner, single_keys = singles(evaluator, n)
     owner = np.concatenate([found_owner, single_owner])
     keys = np.vstack([found, single_keys])
     priority = np.concatenate([found_cost, np.full(single_owner.size, np.inf)])
     by_owner = np.lexsort((priority, owner))
     owner, keys = owner[by_owner], keys[by_owner].copy()
     if owner.size == 0:
+        evaluator.limit_to(np.full(n, np.inf))
         return fronts, np.zeros(n, dtype=np.intp)
-    owner, keys = fitted(trials, owner, keys)
-    pool_owner, pool_keys, pool_cost = _judged(trials, owner, keys)
-    trials.support = DEEP_SCAN_SUPPORT
+    owner, keys = fitted(evaluator, owner, keys)
+    pool_owner, pool_keys, pool_cost = _judged(evaluator, owner, keys)
     best = _least_per_owner(pool_owner, pool_cost, n)
     active = np.isfinite(best)
     pool = (pool_owner, pool_keys, pool_cost)
@@ -187,27 +114,29 @@ def refine(block, fronts, budget=None):
                 continue
             # the broad neighbourhoods may use half of what is left, so that
             # the joint moves always get their turn
-            budget = trials.budget
+            limit = evaluator.limit
             if name == "more":
-                trials.budget = trials.spent + MORE_SHARE * trials.left()
+                evaluator.limit = evaluator.asked + MORE_SHARE * evaluator.left()
             new = []
             for stage in stages:
-                new.append(stage(trials, pool[0][base], pool[1][base]))
-            trials.budget = budget
+                new.append(stage(evaluator, pool[0][base], pool[1][base]))
+            evaluator.limit = limit
             new_owner = np.concatenate([o for o, _ in new])
             new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
             order = np.argsort(new_owner, kind="stable")
-            pool = _merged(pool, _judged(trials, new_owner[order], new_keys[order]))
+            pool = _merged(pool, _judged(evaluator, new_owner[order], new_keys[order]))
         pool_owner, pool_keys, pool_cost = pool
         now = _least_per_owner(pool_owner, pool_cost, n)
         with np.errstate(invalid="ignore"):
             improved = now < best - MOVE_TOLERANCE * np.abs(best)
         best = now
-        active &= improved & (trials.left() > 0)
+        active &= improved & (evaluator.left() > 0)
+    # what follows is outside the budget
+    evaluator.limit_to(np.full(n, np.inf))
 
-    refined = block.judge(pool_owner, pool_keys) if pool_owner.size else None
+    refined = evaluator.judge(pool_owner, pool_keys) if pool_owner.size else None
     new_fronts = _filtered(fronts, pool_owner, pool_keys, refined)
-    new_fronts = _filtered(new_fronts, *_cheaper_orders(block, new_fronts))
+    new_fronts = _filtered(new_fronts, *_cheaper_orders(evaluator, new_fronts))
     improved = np.zeros(n, dtype=np.intp)
     for m, (keys, evaluation) in enumerate(new_fronts):
         came_refined = ~_found_in(keys, fronts[m][0])
@@ -216,20 +145,20 @@ def refine(block, fronts, budget=None):
     return new_fronts, improved
 
 
-def _cheaper_orders(block, fronts):
+def _cheaper_orders(evaluator, fronts):
     """The same steps of every sequence of ``fronts`` in another order, with
     the same values, where that is valid and cheaper (it then dominates the
     sequence: see :func:`~sklearn_cscf._engine._refine._moves.reordered`): the
     instance of each, the genotypes and their evaluation."""
-    n_actions = block.problem.n_actions
+    n_actions = evaluator.problem.n_actions
     counts = [keys.shape[0] for keys, _ in fronts]
     owner = np.repeat(np.arange(len(fronts), dtype=np.intp), counts)
     keys = np.vstack([keys for keys, _ in fronts]).reshape(-1, 2 * n_actions)
-    source, other_keys = reordered(block, owner, keys)
+    source, other_keys = reordered(evaluator, owner, keys)
     if source.size == 0:
         return source, other_keys, None
-    judged = block.judge(owner[source], other_keys)
-    column = block.problem.slices["sequence_cost"].start
+    judged = evaluator.judge(owner[source], other_keys)
+    column = evaluator.problem.slices["sequence_cost"].start
     cost = np.concatenate([evaluation.F[:, column] for _, evaluation in fronts])
     was = cost[source]
     cheaper = judged.feasible & (
@@ -267,13 +196,13 @@ def _least_per_owner(owner, cost, n):
     return least
 
 
-def _judged(trials, owner, keys):
+def _judged(evaluator, owner, keys):
     """The feasible rows (sorted by owner), distinct per owner, and their
     costs."""
     if owner.size == 0:
         return owner, keys, np.empty(0)
-    judged = trials.judge(owner, keys)
-    cost = judged.F[:, trials.problem.slices["sequence_cost"].start]
+    judged = evaluator.judge(owner, keys)
+    cost = judged.F[:, evaluator.problem.slices["sequence_cost"].start]
     keep = np.flatnonzero(judged.feasible)
     owner, keys, cost = owner[keep], keys[keep], cost[keep]
     sequence = judged.sequence_key[keep]
