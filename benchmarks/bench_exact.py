@@ -53,11 +53,11 @@ import sklearn_cscf._driver as driver
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
 from sklearn_cscf._demo import SCENARIOS, pick_rejected, train
 from sklearn_cscf._engine._evaluator import Evaluator
+from sklearn_cscf._engine._genotypes import genotypes
 from sklearn_cscf.datasets._callables import FixedEffort, RelativeChangeSquared
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-INACTIVE = 1.0
 # states judged at once
 CHUNK = 200_000
 # the cheapest valid combinations of each plan that are refined
@@ -163,11 +163,9 @@ def plan_genotypes(block, plan, levels):
     """Every grid combination of ``plan`` (action indices): genotypes."""
     problem = block.problem
     n_actions = problem.n_actions
-    base = np.full(2 * n_actions, INACTIVE)
-    for position, a in enumerate(plan):
-        base[a] = (position + 1) / (2.0 * (n_actions + 1))
-    base[n_actions:] = 0.5
-    keys = base[None, :]
+    order = np.full((1, n_actions), -1)
+    order[0, : len(plan)] = plan
+    keys = genotypes(order, np.full((1, n_actions), 0.5), n_actions)
     for position, a in enumerate(plan):
         paths = block.simulate(np.zeros(keys.shape[0], np.intp), keys, record=True)
         compiled = problem.actions[a]

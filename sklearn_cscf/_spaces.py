@@ -131,11 +131,6 @@ class RangeSpace:
         """Whether values lie on both sides of the current one."""
         return self.direction == "any"
 
-    def far_keys(self, max_values):
-        """Value keys of a step placed at the far end(s) of the range."""
-        del max_values  # a range has two ends at most
-        return {"increase": [1.0], "decrease": [0.0]}.get(self.direction, [0.0, 1.0])
-
     def small_change_key(self, current, least, far, share):
         """The value key of a small change from ``current`` toward the far key
         ``far``: the value moved by ``share`` of its magnitude (of the span's
@@ -249,16 +244,6 @@ class DiscreteSpace:
         """Whether values lie on both sides of the current one, in an order
         (an ordered list free both ways; not unordered categories)."""
         return self.direction == "any" and self.rank_of_code is None
-
-    def far_keys(self, max_values):
-        """Value keys of a step placed at the far end(s) of the list: every
-        value (at most ``max_values``, evenly spread) of an unordered
-        choice."""
-        if self.rank_of_code is not None and self.direction == "any":
-            n = self.values.shape[0]
-            slots = np.unique(np.round(np.linspace(0, n - 1, min(n, max_values))))
-            return ((slots + 0.5) / n).tolist()
-        return {"increase": [1.0], "decrease": [0.0]}.get(self.direction, [0.0, 1.0])
 
     def small_change_key(self, current, least, far, share):
         """The value key ``share`` of the way from the least change ``least``

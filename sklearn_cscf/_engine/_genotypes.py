@@ -1,15 +1,27 @@
-"""Random keys -> ordered actions (the paper's decoder), whole population at once.
+"""The random-key layout: genotypes decoded, written, and an action's far ends.
 
 A genotype holds ``2N`` keys in ``[0, 1]`` for ``N`` actions: ``[A_1..A_N,
-V_1..V_N]``. Action ``i`` is inactive when ``A_i > 0.5``; active actions are
-applied in ascending order of ``A_i``. ``V_i`` picks the value of action ``i``
-in its feasible space at the moment it is applied (see ``actions.py``).
+V_1..V_N]``. Action ``i`` is inactive when ``A_i > 0.5`` (:data:`INACTIVE`);
+active actions are applied in ascending order of ``A_i``. ``V_i`` picks the
+value of action ``i`` in its feasible space at the moment it is applied (see
+``actions.py``): ``0`` its least value reachable, ``1`` its greatest.
+
+- :func:`decode_order` (the paper's decoder, a whole population at once) and
+  :func:`canonical_genotypes` read genotypes;
+- :func:`genotypes` writes them, from an order and value keys: refinement's
+  candidates and the reachability probes are built with it;
+- :func:`ends`, :func:`far_keys` and :func:`toward_far_end` say where an
+  action's far ends lie in value keys (refinement's inserted steps and
+  trades, the reachability probes).
 """
 
 import numpy as np
 
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import row_counts
+
+# an action key above 0.5 leaves the action out
+INACTIVE = 1.0
 
 
 def decode_order(keys, n_actions, max_length=None, work=None):
@@ -85,3 +97,90 @@ def canonical_genotypes(keys, n_actions, max_length=None, order=None):
     np.copyto(values, -1.0, where=order < 0)
     rows[:, n_actions:] = values
     return rows.view(np.uint64)
+
+
+# ---------------------------------------------------------------------- #
+# the layout written: genotypes built from an order and value keys
+# ---------------------------------------------------------------------- #
+def genotypes(order, values, n_actions):
+    """Genotypes applying ``order`` (action indices, ``-1`` padded) with the
+    value keys ``values`` (one per action; those of the actions left out are
+    kept, and do not matter).
+
+    The one way a genotype is written: the action at position ``p`` gets the
+    action key ``(p + 1) / (2 (N + 1))`` (all below 0.5, in order), every
+    other action :data:`INACTIVE`.
+
+    Examples
+    --------
+    >>> keys = genotypes(np.array([[2, 0, -1]]), np.full((1, 3), 0.5), 3)
+    >>> decode_order(keys, 3)[0].tolist()
+    [[2, 0, -1]]
+    """
+    order = np.asarray(order)
+    n = order.shape[0]
+    keys = np.empty((n, 2 * n_actions))
+    keys[:, :n_actions] = INACTIVE
+    keys[:, n_actions:] = values
+    position = np.broadcast_to(np.arange(order.shape[1]), order.shape)
+    rows, steps = np.nonzero(order >= 0)
+    keys[rows, order[rows, steps]] = (position[rows, steps] + 1) / (
+        2.0 * (n_actions + 1)
+    )
+    return keys
+
+
+# ---------------------------------------------------------------------- #
+# an action's far ends
+# ---------------------------------------------------------------------- #
+def ends(space):
+    """The value keys of the ends a step of ``space`` can go to: ``(1.0,)``
+    for an ``"increase"`` action, ``(0.0,)`` for a ``"decrease"`` one, both
+    for one free both ways; ``()`` for an unordered choice (a list of
+    categories without an order, free both ways), which has no ends."""
+    if space.direction == "increase":
+        return (1.0,)
+    if space.direction == "decrease":
+        return (0.0,)
+    if getattr(space, "rank_of_code", None) is not None:
+        return ()
+    return (0.0, 1.0)
+
+
+def far_keys(space, max_values, every_value=False):
+    """The value keys of a step of ``space`` placed at its far end(s)
+    (:func:`ends`): an unordered choice has none, so each of its values (at
+    most ``max_values``, evenly spread) stands for one. ``every_value``: a
+    list of at most ``max_values`` values gives each of them, ordered or not.
+
+    Examples
+    --------
+    >>> from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
+    >>> far_keys(RangeSpace(0.0, 10.0, "any"), 8)
+    [0.0, 1.0]
+    >>> far_keys(DiscreteSpace(np.arange(4.0), "any"), 8, every_value=True)
+    [0.125, 0.375, 0.625, 0.875]
+    """
+    values = getattr(space, "values", None)
+    end_keys = ends(space)
+    if values is not None and (every_value or not end_keys):
+        n = values.shape[0]
+        if every_value and len(end_keys) != 1 and n <= max_values:
+            return [(k + 0.5) / n for k in range(n)]
+        if not end_keys:
+            slots = np.unique(np.round(np.linspace(0, n - 1, min(n, max_values))))
+            return ((slots + 0.5) / n).tolist()
+    return list(end_keys)
+
+
+def toward_far_end(space, current):
+    """Each of value keys ``current`` moved to the far end (:func:`ends`) on
+    its side: the only end of a one-way action, the nearer one of an action
+    free both ways; an unordered choice, which has no ends, keeps its key."""
+    current = np.asarray(current, dtype=float)
+    end_keys = ends(space)
+    if not end_keys:
+        return current.copy()
+    if len(end_keys) == 1:
+        return np.full(current.shape, end_keys[0])
+    return np.where(current >= 0.5, 1.0, 0.0)

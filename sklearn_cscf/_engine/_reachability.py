@@ -36,27 +36,13 @@ import itertools
 
 import numpy as np
 
-from sklearn_cscf._spaces import DiscreteSpace
+from sklearn_cscf._engine._genotypes import far_keys, genotypes
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
 
 # combinations of ends tried for the features that can go both ways
 MAX_COMBINATIONS = 16
 # an "any" list of at most this many values is tried value by value
 MAX_VALUES = 12
-_INACTIVE = 1.0  # an action key above 0.5: the action is not applied
-
-
-def _alone_keys(action):
-    """The value keys an action is tried with on its own."""
-    space = action.space
-    if space.direction == "increase":
-        return [1.0]
-    if space.direction == "decrease":
-        return [0.0]
-    if isinstance(space, DiscreteSpace) and space.values.size <= MAX_VALUES:
-        n = space.values.size
-        return [(k + 0.5) / n for k in range(n)]
-    return [0.0, 1.0]
 
 
 def _sides(actions):
@@ -80,15 +66,16 @@ def probe_keys(actions):
     rows = []
 
     def genotype(chosen):
-        keys = np.full(2 * n, _INACTIVE)
-        keys[n:] = 0.5
-        for rank, (i, key) in enumerate(sorted(chosen.items())):
-            keys[i] = 0.5 * rank / n  # applied in the order of the actions
-            keys[n + i] = key
-        return keys
+        # applied in the order of the actions
+        order = np.full((1, n), -1)
+        order[0, : len(chosen)] = sorted(chosen)
+        values = np.full((1, n), 0.5)
+        values[0, list(chosen)] = list(chosen.values())
+        return genotypes(order, values, n)[0]
 
     for i, action in enumerate(actions):
-        rows.extend(genotype({i: key}) for key in _alone_keys(action))
+        alone = far_keys(action.space, MAX_VALUES, every_value=True)
+        rows.extend(genotype({i: key}) for key in alone)
     fixed, both = {}, []
     for ends in _sides(actions).values():
         if len(ends) == 2:

@@ -1,5 +1,6 @@
-"""Tests of the random-key decoder (``_decoding.py``) and of decoded sequences
-applied by ``_simulation.simulate``, on the paper's Fig. 3 genotype."""
+"""The random-key layout (``_engine/_genotypes.py``): the decoder, on the paper's
+Fig. 3 genotype, and decoded sequences applied by ``simulate``; genotypes
+written from an order and values, and an action's far ends."""
 
 import numpy as np
 import pandas as pd
@@ -11,9 +12,16 @@ from hypothesis.extra.numpy import arrays
 from sklearn_cscf import Action
 from sklearn_cscf._compiled_actions import CompiledAction
 from sklearn_cscf._compiled_graph import CompiledGraph
-from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._genotypes import (
+    INACTIVE,
+    decode_order,
+    far_keys,
+    genotypes,
+    toward_far_end,
+)
 from sklearn_cscf._engine._simulation import simulate
 from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 FIG3 = np.array([[0.70, 0.45, 0.02, 0.12, 0.80, 0.68]])
 
@@ -170,3 +178,69 @@ def test_decode_order_property(keys, max_length):
         assert length == len(expected)
         assert seq[:length].tolist() == expected
         assert np.all(seq[length:] == -1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    n_actions=st.integers(1, 7),
+    data=st.data(),
+)
+def test_written_genotypes_decode_to_their_order_and_values(n_actions, data):
+    rows = data.draw(st.integers(1, 5))
+    orders, values = [], []
+    for _ in range(rows):
+        length = data.draw(st.integers(0, n_actions))
+        steps = data.draw(st.permutations(range(n_actions)))[:length]
+        orders.append(list(steps) + [-1] * (n_actions - length))
+        values.append(
+            data.draw(st.lists(st.floats(0, 1), min_size=n_actions, max_size=n_actions))
+        )
+    order, values = np.array(orders), np.array(values)
+    keys = genotypes(order, values, n_actions)
+    decoded, lengths = decode_order(keys, n_actions)
+    np.testing.assert_array_equal(decoded, order)
+    np.testing.assert_array_equal(keys[:, n_actions:], values)
+    # the actions left out are INACTIVE, the others below 0.5
+    taken = keys[:, :n_actions] <= 0.5
+    assert (taken.sum(axis=1) == lengths).all()
+    assert (keys[:, :n_actions][~taken] == INACTIVE).all()
+
+
+UNORDERED = DiscreteSpace(np.arange(20.0), "any", np.arange(21))
+
+
+@pytest.mark.parametrize(
+    "space, far, every, toward",
+    [
+        (RangeSpace(0, 10, "increase"), [1.0], [1.0], [1.0, 1.0]),
+        (RangeSpace(0, 10, "decrease"), [0.0], [0.0], [0.0, 0.0]),
+        (RangeSpace(0, 10, "any"), [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]),
+        # an ordered list free both ways: its ends; every value when short
+        (
+            DiscreteSpace([1.0, 2.0, 4.0, 8.0], "any"),
+            [0.0, 1.0],
+            [0.125, 0.375, 0.625, 0.875],
+            [0.0, 1.0],
+        ),
+        (DiscreteSpace([1.0, 2.0], "increase"), [1.0], [1.0], [1.0, 1.0]),
+        # unordered categories have no ends: values spread over the list,
+        # and a step keeps its value
+        (UNORDERED, "spread", "spread", [0.2, 0.7]),
+    ],
+)
+def test_one_rule_gives_an_actions_far_ends(space, far, every, toward):
+    for found, expected in (
+        (far_keys(space, 8), far),
+        (far_keys(space, 8, every_value=True), every),
+    ):
+        if expected == "spread":
+            assert len(found) == 8 and found == sorted(found)
+            assert found[0] == 0.5 / 20 and found[-1] == 19.5 / 20
+        else:
+            assert found == expected
+    np.testing.assert_array_equal(toward_far_end(space, np.array([0.2, 0.7])), toward)
+    # a long ordered list gives its ends, even with every_value
+    assert far_keys(DiscreteSpace(np.arange(30.0), "any"), 8, every_value=True) == [
+        0.0,
+        1.0,
+    ]

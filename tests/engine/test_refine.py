@@ -11,6 +11,7 @@ import pytest
 from _line import RuleModel
 
 from sklearn_cscf import Action, FeatureGraph, SequentialCounterfactualExplainer
+from sklearn_cscf._engine._genotypes import genotypes
 from sklearn_cscf._spaces import DiscreteSpace, RangeSpace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -102,16 +103,12 @@ def test_key_of_finds_the_key_of_each_reachable_value(space):
     assert np.isnan(space.key_of(np.array([-5.0]), np.array([current[-1]])))[0]
 
 
-def test_the_far_keys_and_the_sides_of_a_space():
-    assert RangeSpace(0, 10, "increase").far_keys(8) == [1.0]
-    assert RangeSpace(0, 10, "any").far_keys(8) == [0.0, 1.0]
+def test_the_sides_of_a_space():
     assert RangeSpace(0, 10, "any").two_sided
     assert not RangeSpace(0, 10, "decrease").two_sided
     assert DiscreteSpace([1.0, 2.0], "any").two_sided
     categories = DiscreteSpace(np.arange(20.0), "any", np.arange(21) - 0)
     assert not categories.two_sided  # unordered: no sides
-    far = categories.far_keys(8)
-    assert len(far) == 8 and far == sorted(far)  # spread over the values
 
 
 def test_scan_keys_of_a_list_are_its_reachable_values():
@@ -328,12 +325,10 @@ def _block_of(explainer, row):
 def _genotype(block, steps):
     """The genotype applying ``steps`` (action index, value key) in order."""
     n_actions = block.problem.n_actions
-    keys = np.full(2 * n_actions, 1.0)
-    keys[n_actions:] = 0.5
+    order, values = np.full((1, n_actions), -1), np.full((1, n_actions), 0.5)
     for position, (action, value) in enumerate(steps):
-        keys[action] = (position + 1) / (2.0 * (n_actions + 1))
-        keys[n_actions + action] = value
-    return keys[None, :]
+        order[0, position], values[0, action] = action, value
+    return genotypes(order, values, n_actions)
 
 
 def _least_cost(block, keys):

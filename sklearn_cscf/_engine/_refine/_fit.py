@@ -4,7 +4,7 @@ its valid values, and steps dropped that do not pay (the *fit* neighbourhood of
 
 import numpy as np
 
-from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._genotypes import INACTIVE, decode_order, toward_far_end
 from sklearn_cscf._rows import take_rows
 
 # the edge of a step's valid values is searched with EDGE_POINTS evenly
@@ -19,7 +19,6 @@ KEY_TOLERANCE = 2.0**-17
 COST_TOLERANCE = 1e-9
 # a local move must save more than this share of the cost to be taken
 MOVE_TOLERANCE = 1e-6
-INACTIVE = 1.0  # an action key above 0.5 drops the action
 # values scanned between the least change and the found one before the edge
 # search
 SCAN_POINTS = 8
@@ -28,21 +27,6 @@ SCAN_POINTS = 8
 SCAN_SUPPORT = 96
 # states a step's pull-back asks about, as estimated to admit candidates
 STEP_STATES = SCAN_POINTS + 1 + SCAN_SUPPORT // 3 + EDGE_ROUNDS * EDGE_POINTS // 2
-
-
-def genotypes_of(order, values, n_actions):
-    """Genotypes applying ``order`` (action indices, ``-1`` padded) with the
-    value keys ``values``."""
-    n = order.shape[0]
-    keys = np.empty((n, 2 * n_actions))
-    keys[:, :n_actions] = INACTIVE
-    keys[:, n_actions:] = values
-    position = np.broadcast_to(np.arange(order.shape[1]), order.shape)
-    rows, steps = np.nonzero(order >= 0)
-    keys[rows, order[rows, steps]] = (position[rows, steps] + 1) / (
-        2.0 * (n_actions + 1)
-    )
-    return keys
 
 
 def fitted(evaluator, owner, keys, last=None, hold=None):
@@ -80,24 +64,15 @@ def fitted(evaluator, owner, keys, last=None, hold=None):
 
 def at_far_ends(problem, keys, order):
     """The genotypes with every active step's value key at the far end of its
-    values, on the side of its current key."""
+    values on the side of its current key (:func:`~sklearn_cscf._engine.\
+_genotypes.toward_far_end`)."""
     n_actions = problem.n_actions
     keys = keys.copy()
     for a, action in enumerate(problem.actions):
         rows = np.flatnonzero((order == a).any(axis=1))
-        if rows.size == 0:
-            continue
-        direction = action.space.direction
-        current = keys[rows, n_actions + a]
-        if direction == "increase":
-            far = np.ones(rows.size)
-        elif direction == "decrease":
-            far = np.zeros(rows.size)
-        elif getattr(action.space, "rank_of_code", None) is not None:
-            far = current  # an unordered category has no far end
-        else:
-            far = np.where(current >= 0.5, 1.0, 0.0)
-        keys[rows, n_actions + a] = far
+        if rows.size:
+            column = n_actions + a
+            keys[rows, column] = toward_far_end(action.space, keys[rows, column])
     return keys
 
 

@@ -7,19 +7,22 @@ from itertools import permutations
 
 import numpy as np
 
-from sklearn_cscf._engine._genotypes import decode_order
+from sklearn_cscf._engine._genotypes import (
+    INACTIVE,
+    decode_order,
+    far_keys,
+    genotypes,
+)
 from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
     EDGE_POINTS,
     EDGE_ROUNDS,
-    INACTIVE,
     KEY_TOLERANCE,
     MOVE_TOLERANCE,
     SCAN_POINTS,
     at_far_ends,
     costs,
     fitted,
-    genotypes_of,
     least_keys,
     no_candidates,
     pull_back,
@@ -58,7 +61,7 @@ def other_orders(evaluator, owner, keys):
         return no_candidates(n_actions)
     new_order = np.take_along_axis(order[source], pick, axis=1)
     new_owner = owner[source]
-    new_keys = genotypes_of(new_order, keys[source, n_actions:], n_actions)
+    new_keys = genotypes(new_order, keys[source, n_actions:], n_actions)
     # where the found values are not valid in the new order, every step
     # starts from the far end of its values
     admitted = evaluator.admit(new_owner, 1)
@@ -141,7 +144,7 @@ def reordered(evaluator, owner, keys):
             key = np.nan_to_num(key)
             values[rows, a] = key
             state[rows] = action.apply(state[rows], key)[0]
-    new_keys = genotypes_of(order, values, n_actions)
+    new_keys = genotypes(order, values, n_actions)
     return source[found], new_keys[found]
 
 
@@ -238,8 +241,8 @@ def joint_moves(evaluator, owner, keys):
         halvings[worse] += 1
     rows = np.flatnonzero(improved)
     owners = [owner[rows], *extra_owner]
-    genotypes = [keys[rows], *extra_keys]
-    return np.concatenate(owners), np.vstack(genotypes).reshape(-1, 2 * n_actions)
+    found = [keys[rows], *extra_keys]
+    return np.concatenate(owners), np.vstack(found).reshape(-1, 2 * n_actions)
 
 
 def trades(evaluator, owner, keys):
@@ -350,7 +353,7 @@ def more_or_less(evaluator, owner, keys):
         space = action.space
         missing = ~(order == a).any(axis=1)
         lacking = missing if max_length is None else missing & (lengths < max_length)
-        for value_key in space.far_keys(INSERTED_VALUES):
+        for value_key in far_keys(space, INSERTED_VALUES):
             for p in range(int(lengths.max(initial=0)) + 1):
                 rows = np.flatnonzero(lacking & (lengths >= p))
                 if rows.size == 0:
@@ -374,7 +377,7 @@ def more_or_less(evaluator, owner, keys):
         start = paths.states[:, 0, action.feature]
         least = space.least_change_key(start)
         ordered = np.isfinite(least)
-        for value_key in space.far_keys(INSERTED_VALUES):
+        for value_key in far_keys(space, INSERTED_VALUES):
             variants = [(np.full(start.shape, value_key), False)]
             if ordered.any():
                 variants += [
@@ -405,7 +408,7 @@ def more_or_less(evaluator, owner, keys):
                 swapped = order[rows].copy()
                 swapped[:, p] = b
                 value = values[rows].copy()
-                value[:, b] = other.space.far_keys(INSERTED_VALUES)[0]
+                value[:, b] = far_keys(other.space, INSERTED_VALUES)[0]
                 add(rows, swapped, value, np.full(rows.size, p))
     if not sources:
         return no_candidates(n_actions)
@@ -414,7 +417,7 @@ def more_or_less(evaluator, owner, keys):
     by_row = np.lexsort((source, np.concatenate(ranks), owner[source]))
     source = source[by_row]
     new_order = np.vstack(orders)[by_row]
-    new_keys = genotypes_of(new_order, np.vstack(new_values)[by_row], n_actions)
+    new_keys = genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
     return fitted(evaluator, owner[source], new_keys, last, hold)
@@ -430,16 +433,18 @@ def singles(evaluator, n_instances):
     """
     problem = evaluator.problem
     n_actions = problem.n_actions
-    genotypes = []
+    alone, values = [], []
     for a, action in enumerate(problem.actions):
-        for value_key in action.space.far_keys(INSERTED_VALUES):
-            genotype = np.full(2 * n_actions, INACTIVE)
-            genotype[a] = 0.0
-            genotype[n_actions + a] = value_key
-            genotypes.append(genotype)
-    genotypes = np.array(genotypes).reshape(-1, 2 * n_actions)
-    owner = np.repeat(np.arange(n_instances), genotypes.shape[0])
-    return owner, np.tile(genotypes, (n_instances, 1))
+        for value_key in far_keys(action.space, INSERTED_VALUES):
+            alone.append(a)
+            value = np.full(n_actions, INACTIVE)
+            value[a] = value_key
+            values.append(value)
+    order = np.full((len(alone), n_actions), -1)
+    order[:, 0] = alone
+    keys = genotypes(order, np.array(values).reshape(-1, n_actions), n_actions)
+    owner = np.repeat(np.arange(n_instances), keys.shape[0])
+    return owner, np.tile(keys, (n_instances, 1))
 
 
 def _across_discount_steps(evaluator, keys, pushed, rows, paths):
