@@ -1,5 +1,9 @@
 """What ``fit`` resolves from the explainer's parameters and ``X``, in one
-function (:func:`resolve`), and what a search is built from: the actions
+function (:func:`resolve`), and what a search is built from: the model
+(:func:`fit_model`: the given model, or a fitted clone, or the default
+classifier) and what kind it is (:func:`model_classes`: a classifier's
+classes, or a regressor; :func:`needs_predict`: whether its ``predict`` is
+not the arg-max of its probabilities; :func:`answers_vary`), the actions
 compiled against the features, the graph, the rows plausibility compares
 with (and the model's answers about them), and the plausibility objective.
 
@@ -7,27 +11,30 @@ with (and the model's answers about them), and the plausibility objective.
 sample of its rows (:func:`probe_sample`)."""
 
 import copy
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.utils.validation import check_is_fitted
 
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._engine._feature_names import quiet_names, warn_fitted_without_names
 from sklearn_cscf._engine._memo import Answers
-from sklearn_cscf._engine._model import (
-    answers_vary,
-    decisions_now,
-    fit_model,
-    model_classes,
-    needs_predict,
-)
+from sklearn_cscf._engine._model import PROBA_DECIMALS, ModelAdapter, decisions_now
 from sklearn_cscf._engine._objectives import Plausibility
 from sklearn_cscf._engine._targets import make_target
 from sklearn_cscf._input_frames import frame_library
 from sklearn_cscf._make_actions import make_actions
-from sklearn_cscf._schema import FeatureSchema
+from sklearn_cscf._schema import FeatureSchema, plain_missing
 from sklearn_cscf.actions import Action
 
 # training rows the plausibility objective compares final states with
@@ -36,6 +43,8 @@ PLAUSIBILITY_ROWS = 1000
 PLAUSIBILITY_NEIGHBORS = 5
 # rows of fit on which the model and the costs are probed (one sample)
 PROBE_ROWS = 2000
+# rows of fit on which the model is asked twice: do its answers vary?
+REPEAT_ROWS = 256
 
 
 @dataclass
@@ -126,8 +135,8 @@ def resolve(params, X, given, y):
 
 def probe_sample(encoded):
     """Up to ``PROBE_ROWS`` encoded rows of ``fit``, in a seeded random
-    order: the rows the model (:func:`~sklearn_cscf._engine._model.needs_predict`,
-    :func:`~sklearn_cscf._engine._model.answers_vary`) and the costs
+    order: the rows the model (:func:`needs_predict`,
+    :func:`answers_vary`) and the costs
     (:func:`~sklearn_cscf._compiled_actions.probe_costs`) are probed on,
     each taking as many as it needs from the front."""
     pick = np.random.default_rng(0).permutation(encoded.shape[0])[:PROBE_ROWS]
@@ -250,3 +259,181 @@ def feature_info(schema):
             kinds[name] = "numeric"
             ranges[name] = (float(schema.low[j]), float(schema.high[j]))
     return kinds, ranges, categories
+
+
+# ---------------------------------------------------------------------- #
+# what the model is: fitted if needed, asked what kind it is
+# ---------------------------------------------------------------------- #
+def model_classes(estimator, regressor):
+    """The classes (at least two) of a fitted classifier, or ``None`` for a regressor
+    (``regressor``: the explainer was given a ``target_range``); a model of
+    the other kind is refused."""
+    classes = getattr(estimator, "classes_", None)
+    if regressor:
+        if classes is not None:
+            raise ValueError(
+                "target_range is the output range to reach with a regressor; "
+                f"this estimator is a classifier (classes {list(classes)}): "
+                "use target_class."
+            )
+        if not hasattr(estimator, "predict"):
+            raise TypeError("The regressor has no predict method.")
+        return None
+    if classes is None:
+        raise TypeError(
+            "The estimator has no classes_ attribute: for a classifier "
+            "the explainer reaches a class; for a regressor, give the "
+            "output range to reach as target_range=(low, high)."
+        )
+    classes = np.asarray(classes)
+    repeated = pd.Index(classes.reshape(-1)).duplicated()
+    if repeated.any():
+        raise ValueError(
+            f"The classifier's classes_ {classes.tolist()} name "
+            f"{classes.reshape(-1)[repeated].tolist()[0]!r} twice; each column "
+            "of predict_proba must be its own class. Fix the model's classes_."
+        )
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"The classifier knows only one class ({classes.tolist()}); "
+            "counterfactuals need at least two classes."
+        )
+    return classes
+
+
+def needs_predict(estimator, schema, rows, classes):
+    """Whether the model's decisions must come from its ``predict``: it has no
+    ``predict_proba``, or its ``predict`` is not the arg-max of its
+    probabilities on ``rows`` (encoded rows of the training data), as with a
+    tuned decision threshold. The probabilities are checked on the way
+    (finite, in [0, 1])."""
+    if not hasattr(estimator, "predict_proba"):
+        return True
+    model = ModelAdapter(estimator, schema, classes)
+    X_rows = schema.to_model_input(rows)
+    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        chance = model.checked_proba(estimator.predict_proba(X_rows), rows.shape[0])
+        if not model.has_predict:
+            return False
+        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
+
+
+@contextmanager
+def asking(estimator, doing):
+    """Re-raise an exception of the model with what was being done: the same
+    type where it can be built from a message (else ``RuntimeError``), the
+    model's own exception as its ``__cause__``."""
+    try:
+        yield
+    except Exception as exc:
+        message = (
+            f"The estimator {type(estimator).__name__} raised "
+            f"{type(exc).__name__} {doing}: {exc}"
+        )
+        try:
+            wrapped = type(exc)(message)
+        except Exception:
+            wrapped = RuntimeError(message)
+        raise wrapped from exc
+
+
+def answers_vary(estimator, schema, rows, classes):
+    """Ask the model twice about the same rows (up to ``REPEAT_ROWS`` of the
+    encoded training ``rows``: its probabilities, or its predictions); warn
+    and return True when the answers differ: the search remembers answers,
+    so such a model needs every reported plan checked afresh."""
+    rows = rows[:REPEAT_ROWS]
+    X = schema.to_model_input(rows)
+    method = "predict" if classes is None else "predict_proba"
+    if not hasattr(estimator, method):
+        method = "predict"
+    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
+    with asking(estimator, doing):
+        first = np.asarray(getattr(estimator, method)(X))
+        second = np.asarray(getattr(estimator, method)(X))
+    if first.shape == second.shape and (
+        np.array_equal(first, second)
+        or (
+            first.dtype.kind in "fiub"
+            and np.allclose(first, second, rtol=0, atol=10.0**-PROBA_DECIMALS)
+        )
+    ):
+        return False
+    warnings.warn(
+        f"The estimator {type(estimator).__name__} gave different answers "
+        f"when its {method} was asked twice about the same rows: it is not "
+        "deterministic. Answers are remembered within each search, so the "
+        "search sees one answer per state; every reported plan is checked "
+        "with a fresh call of the model, and a plan it does not accept then "
+        "is not reported.",
+        UserWarning,
+        stacklevel=6,  # answers_vary, resolve, fit, its two wrappers, the user
+    )
+    return True
+
+
+def is_fitted(estimator):
+    """Whether ``estimator`` is fitted (a duck-typed model that looks fitted
+    is trusted)."""
+    if hasattr(estimator, "__sklearn_is_fitted__"):
+        return bool(estimator.__sklearn_is_fitted__())
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    except TypeError:
+        # not a scikit-learn estimator: trust it when it looks fitted
+        return hasattr(estimator, "classes_")
+    return True
+
+
+def default_estimator(schema, random_state):
+    """The classifier fitted when the explainer is given none: histogram
+    gradient boosting, with the categorical features one-hot encoded."""
+    model = HistGradientBoostingClassifier(random_state=random_state)
+    categorical = [schema.names[j] for j in np.flatnonzero(schema.is_categorical)]
+    steps = []
+    # pandas nullable columns (Int64, string, ...) as NumPy ones, <NA> as NaN
+    if any(getattr(d, "na_value", None) is pd.NA for d in schema.dtypes):
+        steps.append(FunctionTransformer(plain_missing, feature_names_out="one-to-one"))
+    if categorical:
+        encode = OneHotEncoder(handle_unknown="ignore", sparse_output=False)
+        steps.append(
+            ColumnTransformer(
+                [("categories", encode, categorical)], remainder="passthrough"
+            )
+        )
+    return make_pipeline(*steps, model) if steps else model
+
+
+def fit_model(estimator, X, y, schema, random_state):
+    """``estimator`` as it is when fitted; otherwise a fitted clone of it (or
+    of the default classifier when ``None``)."""
+    if estimator is not None and is_fitted(estimator):
+        return estimator
+    if y is None:
+        raise ValueError(
+            "y is required in fit when the estimator is None or not fitted "
+            "yet; pass fit(X, y) or a fitted estimator. Inside GridSearchCV "
+            "or cross_validate, which clone the explainer (a clone of a "
+            "fitted model is unfitted), wrap the fitted model in "
+            "sklearn.frozen.FrozenEstimator to keep it as it is."
+        )
+    if estimator is None:
+        estimator = default_estimator(schema, random_state)
+    elif not hasattr(estimator, "fit"):
+        raise TypeError(
+            f"The estimator {type(estimator).__name__} is not fitted and has "
+            "no fit method."
+        )
+    else:
+        try:
+            estimator = clone(estimator)
+        except TypeError as exc:
+            raise TypeError(
+                f"The unfitted estimator {type(estimator).__name__} cannot be "
+                f"cloned ({exc}); fit it first and pass the fitted model."
+            ) from None
+    with asking(estimator, "in its fit on the X and y given to the explainer's fit"):
+        return estimator.fit(X, y)

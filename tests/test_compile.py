@@ -1,7 +1,16 @@
 """What fit resolves (sklearn_cscf._compile): rows bringing categories fit
-did not see are explained with copies that know them."""
+did not see are explained with copies that know them; what kind of model it
+is."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from _models import Scaled, Thresholded, line_model
+from sklearn.linear_model import LogisticRegression, Ridge
 
 from sklearn_cscf import SequentialCounterfactualExplainer
+from sklearn_cscf._compile import is_fitted, model_classes, needs_predict
+from sklearn_cscf._schema import FeatureSchema
 
 
 def test_rows_with_categories_unseen_in_fit_are_explained(
@@ -31,3 +40,49 @@ def test_rows_with_categories_unseen_in_fit_are_explained(
             explainer._fitted.schema.index["region"]
         ]
     )
+
+
+# ---------------------------------------------------------------------- #
+# what kind of model (fit's half of the model's handling)
+# ---------------------------------------------------------------------- #
+def test_needs_predict_only_when_predict_is_not_the_arg_max(schema):
+    X = pd.DataFrame({"p": np.linspace(0, 1, 50), "z": np.zeros(50)})
+    rows = schema.encode(X)
+    assert needs_predict(Thresholded(), schema, rows, Thresholded.classes_)
+    y = (X["p"] > 0.5).astype(int)
+    plain = LogisticRegression().fit(X, y)
+    assert not needs_predict(plain, schema, rows, plain.classes_)
+
+
+def test_model_classes_refuses_the_other_kind_of_model():
+    classifier = LogisticRegression().fit([[0.0], [1.0]], [0, 1])
+    regressor = Ridge().fit([[0.0], [1.0]], [0.0, 1.0])
+    assert model_classes(classifier, regressor=False).tolist() == [0, 1]
+    assert model_classes(regressor, regressor=True) is None
+    with pytest.raises(ValueError, match="this estimator is a classifier"):
+        model_classes(classifier, regressor=True)
+    with pytest.raises(TypeError, match="no classes_ attribute"):
+        model_classes(regressor, regressor=False)
+    one_class = LogisticRegression()
+    one_class.classes_ = np.array(["yes"])
+    with pytest.raises(ValueError, match="only one class"):
+        model_classes(one_class, regressor=False)
+
+
+def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
+    assert is_fitted(Thresholded())
+    assert not is_fitted(LogisticRegression())
+    assert is_fitted(LogisticRegression().fit([[0.0], [1.0]], [0, 1]))
+
+
+def test_duplicate_classes_are_refused():
+    X, inner = line_model()
+    with pytest.raises(ValueError, match=r"classes_ \[1, 1\] name 1 twice"):
+        model_classes(Scaled(inner, 1.0, classes=[1, 1]), regressor=False)
+    with pytest.raises(ValueError, match=r"name 'yes' twice"):
+        model_classes(Scaled(inner, 1.0, classes=["yes", "no", "yes"]), regressor=False)
+
+
+@pytest.fixture
+def schema():
+    return FeatureSchema(pd.DataFrame({"p": [0.0, 0.5, 1.0], "z": [1.0, 2.0, 3.0]}))

@@ -209,7 +209,7 @@ def make_target(
                 f"target_margin of {target_margin!r}."
             )
         return RangeTarget(low, high, target_margin)
-    n = classes.shape[0]  # at least two (see _model.model_classes)
+    n = classes.shape[0]  # at least two (see _compile.model_classes)
     target = target_class
     accept = np.vstack([np.eye(n, dtype=bool), ~np.eye(n, dtype=bool)])
     names = [*classes.tolist(), *(f"not {c}" for c in classes.tolist())]

@@ -1,5 +1,5 @@
-"""The black box (sklearn_cscf._engine._model): model calls, decisions, remembered
-answers, and what kind of model it is."""
+"""The black box during explain (sklearn_cscf._engine._model): model calls,
+decisions, checked answers, and the model's handling end to end."""
 
 import warnings
 
@@ -14,54 +14,17 @@ from _line import (
     line_actions,
     repay,
 )
+from _models import Counted, Scaled, Thresholded, line_model
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import FixedThresholdClassifier, TunedThresholdClassifierCV
 
 from sklearn_cscf import SequentialCounterfactualExplainer
-from sklearn_cscf._engine._hashing import SORT_BELOW, first_sources, state_hashes
-from sklearn_cscf._engine._memo import AnswerMemo, Answers
 from sklearn_cscf._engine._model import (
     ModelAdapter,
     decisions_now,
-    is_fitted,
-    model_classes,
-    needs_predict,
 )
 from sklearn_cscf._schema import FeatureSchema
-
-
-class Thresholded:
-    """A classifier whose predict is not the arg-max of its probabilities:
-    class 1 from P(1) >= 0.8 on, as with a tuned decision threshold."""
-
-    classes_ = np.array(["no", "yes"])
-
-    def predict_proba(self, X):
-        p = np.clip(np.asarray(X, dtype=float)[:, 0], 0.0, 1.0)
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.8).astype(int)]
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-
-class Counted(Thresholded):
-    """Thresholded, with the calls of each method and their rows recorded."""
-
-    def __init__(self):
-        self.calls = []
-
-    def predict_proba(self, X):
-        self.calls.append(("predict_proba", len(X)))
-        return Thresholded.predict_proba(self, X)
-
-    def predict(self, X):
-        self.calls.append(("predict", len(X)))
-        accepted = Thresholded.predict_proba(self, X)[:, 1] >= 0.8
-        return self.classes_[accepted.astype(int)]
 
 
 @pytest.fixture
@@ -167,117 +130,16 @@ def test_decisions_now_name_the_rows_the_model_fails_on():
 # ---------------------------------------------------------------------- #
 # what kind of model
 # ---------------------------------------------------------------------- #
-def test_needs_predict_only_when_predict_is_not_the_arg_max(schema):
-    X = pd.DataFrame({"p": np.linspace(0, 1, 50), "z": np.zeros(50)})
-    rows = schema.encode(X)
-    assert needs_predict(Thresholded(), schema, rows, Thresholded.classes_)
-    y = (X["p"] > 0.5).astype(int)
-    plain = LogisticRegression().fit(X, y)
-    assert not needs_predict(plain, schema, rows, plain.classes_)
-
-
-def test_model_classes_refuses_the_other_kind_of_model():
-    classifier = LogisticRegression().fit([[0.0], [1.0]], [0, 1])
-    regressor = Ridge().fit([[0.0], [1.0]], [0.0, 1.0])
-    assert model_classes(classifier, regressor=False).tolist() == [0, 1]
-    assert model_classes(regressor, regressor=True) is None
-    with pytest.raises(ValueError, match="this estimator is a classifier"):
-        model_classes(classifier, regressor=True)
-    with pytest.raises(TypeError, match="no classes_ attribute"):
-        model_classes(regressor, regressor=False)
-    one_class = LogisticRegression()
-    one_class.classes_ = np.array(["yes"])
-    with pytest.raises(ValueError, match="only one class"):
-        model_classes(one_class, regressor=False)
-
-
-def test_is_fitted_trusts_a_duck_typed_model_that_looks_fitted():
-    assert is_fitted(Thresholded())
-    assert not is_fitted(LogisticRegression())
-    assert is_fitted(LogisticRegression().fit([[0.0], [1.0]], [0, 1]))
-
-
-def test_state_hashes_equal_exactly_for_equal_states():
-    rng = np.random.default_rng(0)
-    states = rng.integers(0, 3, size=(2000, 5)).astype(float)
-    hashes = state_hashes(states)
-    _, by_state = np.unique(states, axis=0, return_inverse=True)
-    _, by_hash = np.unique(hashes, return_inverse=True)
-    # the same partition: equal states hash alike, different ones differently
-    assert len(set(zip(by_state.ravel(), by_hash))) == len(set(by_state.ravel()))
-    assert len(set(by_hash)) == len(set(by_state.ravel()))
-    # -0.0 is 0.0, every NaN is the same missing value, columns are ordered
-    special = np.array([[0.0, np.nan], [-0.0, -np.nan], [np.nan, 0.0]])
-    h = state_hashes(special)
-    assert h[0] == h[1] != h[2]
-
-
-@pytest.mark.parametrize("n", [0, 1, 7, SORT_BELOW - 1, SORT_BELOW, 3 * SORT_BELOW])
-def test_first_sources_point_each_value_to_its_first_row(n):
-    # small inputs are sorted, large ones go through a hash table: both give
-    # each value's first row
-    values = np.random.default_rng(n).integers(0, max(n // 3, 1), size=n)
-    values = values.astype(np.uint64)
-    source = first_sources(values)
-    expected = [values.tolist().index(v) for v in values.tolist()]
-    assert source.tolist() == expected
-
-
-def test_memo_remembers_and_stays_bounded():
-    memo = AnswerMemo(2, width=2, limit=5)
-    hashes = np.array([30, 10, 20], dtype=np.uint64)
-    zero, one = np.zeros(3, dtype=np.intp), np.ones(3, dtype=np.intp)
-    answers = Answers(
-        np.array([1, 0, 1]), np.array([[0.2, 0.8], [0.9, 0.1], [0.4, 0.6]])
-    )
-    memo.insert(hashes, zero, answers)
-    memo.insert(hashes[:2], one[:2], answers.take([2, 2]))
-    slots = memo.lookup(np.array([20, 99, 30, 10], dtype=np.uint64), zero[[0] * 4])
-    assert (slots >= 0).tolist() == [True, False, True, True]
-    got = memo.answers(slots[[0, 2, 3]])
-    assert got.decision.tolist() == [1, 1, 0]
-    np.testing.assert_array_equal(got.output[:, 1], [0.6, 0.8, 0.1])
-    # the same state of another instance is its own
-    assert memo.answers(memo.lookup(hashes[:1], one[:1])).output[0, 1] == 0.6
-    assert (memo.lookup(hashes[2:], one[:1]) < 0).all()
-    more = np.array([1, 2, 3], dtype=np.uint64)
-    memo.insert(more, zero, answers)  # 6 > 5: instance 0 starts afresh
-    assert memo.counts.tolist() == [3, 2]
-    assert (memo.lookup(hashes, zero) < 0).all()
-    assert (memo.lookup(more, zero) >= 0).all()
-    assert (memo.lookup(hashes[:2], one[:2]) >= 0).all()  # instance 1 keeps its
 
 
 # ---------------------------------------------------------------------- #
 # issue 23: answers that are not probabilities, classes named twice
 # ---------------------------------------------------------------------- #
-class Scaled:
-    """Probabilities times ``factor`` (at most 1): rows that do not sum to 1."""
-
-    def __init__(self, model, factor, classes=None):
-        self.model, self.factor = model, factor
-        self.classes_ = model.classes_ if classes is None else np.asarray(classes)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-    def predict_proba(self, X):
-        return np.clip(self.model.predict_proba(X) * self.factor, 0.0, 1.0)
-
-    def predict(self, X):
-        return self.classes_[self.predict_proba(X).argmax(axis=1)]
-
-
-def _line_model():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame({"a": rng.uniform(0, 1, 100), "b": rng.uniform(0, 1, 100)})
-    y = (X["a"] > X["b"]).astype(int)
-    return X, LogisticRegression().fit(X, y)
 
 
 @pytest.mark.parametrize("factor", [0.5, 2.0])
 def test_probabilities_not_summing_to_one_are_refused(factor):
-    X, inner = _line_model()
+    X, inner = line_model()
     schema = FeatureSchema(X)
     adapter = ModelAdapter(Scaled(inner, factor), schema, inner.classes_)
     with pytest.raises(ValueError, match="do not sum to 1.*not the probabilities"):
@@ -289,18 +151,10 @@ def test_probabilities_not_summing_to_one_are_refused(factor):
 
 
 def test_probabilities_a_little_off_one_pass():
-    X, inner = _line_model()
+    X, inner = line_model()
     schema = FeatureSchema(X)
     adapter = ModelAdapter(Scaled(inner, 1 + 1e-7), schema, inner.classes_)
     assert adapter.answer(schema.encode(X.iloc[:5])).decision.shape == (5,)
-
-
-def test_duplicate_classes_are_refused():
-    X, inner = _line_model()
-    with pytest.raises(ValueError, match=r"classes_ \[1, 1\] name 1 twice"):
-        model_classes(Scaled(inner, 1.0, classes=[1, 1]), regressor=False)
-    with pytest.raises(ValueError, match=r"name 'yes' twice"):
-        model_classes(Scaled(inner, 1.0, classes=["yes", "no", "yes"]), regressor=False)
 
 
 def test_a_model_fitted_without_names_warns_once_not_per_call():
