@@ -13,7 +13,7 @@ sample of its rows (:func:`probe_sample`)."""
 import copy
 import warnings
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
+from sklearn_cscf._engine._brkga import SearchSettings
 from sklearn_cscf._engine._feature_names import quiet_names, warn_fitted_without_names
 from sklearn_cscf._engine._memo import Answers
 from sklearn_cscf._engine._model import PROBA_DECIMALS, ModelAdapter, decisions_now
@@ -45,6 +46,61 @@ PLAUSIBILITY_NEIGHBORS = 5
 PROBE_ROWS = 2000
 # rows of fit on which the model is asked twice: do its answers vary?
 REPEAT_ROWS = 256
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How the rows of a run are explained: blocks, workers, errors, progress
+    and the seed (the explainer's parameters of the same names)."""
+
+    batch_size: int
+    n_jobs: int | None
+    errors: str
+    verbose: int
+    random_state: object
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The explainer's parameters, resolved once per ``fit`` or ``explain``
+    call (:meth:`from_params`) and read by name from then on: what ``fit``
+    resolves, how the search runs (:attr:`search`), how the rows are
+    scheduled (:attr:`schedule`) and what the output reports. No field has a
+    default: the defaults live in the explainer's signature only."""
+
+    estimator: object
+    actions: object
+    feature_graph: object
+    immutable_features: object
+    target_class: object
+    target_range: object
+    target_margin: float
+    min_target_proba: float | None
+    refine: bool
+    plausibility: bool | int
+    max_plans: int | None
+    all_orders: bool
+    all_values: bool
+    search: SearchSettings
+    schedule: Schedule
+
+    @classmethod
+    def from_params(cls, params):
+        """The settings of the explainer's ``get_params(deep=False)``; every
+        parameter has one place (a parameter none takes is a bug)."""
+        parts = {"search": SearchSettings, "schedule": Schedule}
+        values = {
+            name: part(**{f.name: params[f.name] for f in fields(part)})
+            for name, part in parts.items()
+        }
+        flat = [f.name for f in fields(cls) if f.name not in parts]
+        values.update({name: params[name] for name in flat})
+        placed = set(flat).union(*({f.name for f in fields(p)} for p in parts.values()))
+        if placed != set(params):
+            raise RuntimeError(  # a bug, not a user error
+                f"parameters without a setting: {sorted(set(params) - placed)}"
+            )
+        return cls(**values)
 
 
 @dataclass
@@ -72,11 +128,11 @@ class Fitted:
     reference: Reference | None  # only with plausibility
 
 
-def resolve(params, X, given, y):
-    """Resolve the explainer's ``params`` (``get_params(deep=False)``)
-    against ``X`` (checked, pandas; ``given``: as the user gave it, polars
-    say) and ``y``: fit the model if needed, ask what it is, compile the
-    target, the actions and the graph, and probe the costs.
+def resolve(settings, X, given, y):
+    """Resolve the explainer's :class:`Settings` against ``X`` (checked,
+    pandas; ``given``: as the user gave it, polars say) and ``y``: fit the
+    model if needed, ask what it is, compile the target, the actions and the
+    graph, and probe the costs.
 
     Returns
     -------
@@ -87,9 +143,13 @@ def resolve(params, X, given, y):
     schema.model_frame = frame_library(given)
     polars = schema.model_frame == "polars"
     estimator = fit_model(
-        params["estimator"], given if polars else X, y, schema, params["random_state"]
+        settings.estimator,
+        given if polars else X,
+        y,
+        schema,
+        settings.schedule.random_state,
     )
-    regressor = params["target_range"] is not None
+    regressor = settings.target_range is not None
     classes = model_classes(estimator, regressor=regressor)
     encoded = schema.encode(X)
     sample = probe_sample(encoded)
@@ -101,24 +161,24 @@ def resolve(params, X, given, y):
         varies = answers_vary(estimator, schema, sample, classes)
     target = make_target(
         classes,
-        target_class=params["target_class"],
-        target_range=params["target_range"],
-        target_margin=params["target_margin"],
-        min_target_proba=params["min_target_proba"],
+        target_class=settings.target_class,
+        target_range=settings.target_range,
+        target_margin=settings.target_margin,
+        min_target_proba=settings.min_target_proba,
         use_predict=uses_predict,
         has_proba=hasattr(estimator, "predict_proba"),
     )
-    actions = compile_actions(
-        params["actions"], schema, params["immutable_features"], X
-    )
-    graph = CompiledGraph(params["feature_graph"], schema, actions)
+    actions = compile_actions(settings.actions, schema, settings.immutable_features, X)
+    graph = CompiledGraph(settings.feature_graph, schema, actions)
     probe_costs(actions, schema, sample)
     # the rows plausibility compares final states with: kept only when it is
     # on, so that a pickled explainer holds no training rows else
     reference = None
-    if params["plausibility"] is not False:
+    if settings.plausibility is not False:
         rows = reference_rows(encoded)
-        answers, _ = decisions_now(estimator, schema, classes, rows, params["errors"])
+        answers, _ = decisions_now(
+            estimator, schema, classes, rows, settings.schedule.errors
+        )
         reference = Reference(rows, answers)
     return Fitted(
         schema=schema,

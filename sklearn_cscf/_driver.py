@@ -15,7 +15,6 @@ A row's result depends only on the row and the seed (see
 checkpoint change the output.
 """
 
-import dataclasses
 import hashlib
 import warnings
 from contextlib import nullcontext
@@ -31,7 +30,6 @@ from threadpoolctl import threadpool_limits
 from sklearn_cscf._checkpoints import Checkpoint, fingerprint
 from sklearn_cscf._compile import compiled_for, plausibility_objective
 from sklearn_cscf._engine._block import Problem, Shipment, explain_block
-from sklearn_cscf._engine._brkga import SearchSettings
 from sklearn_cscf._engine._model import decisions_now
 from sklearn_cscf._engine._objectives import default_objectives
 from sklearn_cscf._engine._targets import warn_if_nothing_to_explain
@@ -40,18 +38,6 @@ from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._result import InstanceResult
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
 from sklearn_cscf._validation import check_finite
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """How the rows of a run are explained (the explainer's parameters of
-    the same names)."""
-
-    batch_size: int = 64
-    n_jobs: int | None = None
-    errors: str = "warn"
-    verbose: int = 0
-    random_state: object = None
 
 
 @dataclass
@@ -73,7 +59,7 @@ class Explained:
 
 def run(
     fitted,
-    params,
+    settings,
     X,
     *,
     with_states=False,
@@ -84,28 +70,25 @@ def run(
     """Explain every row of ``X`` (checked against ``fit``): encoded, asked
     about, searched; an :class:`Explained`.
 
-    ``fitted`` is what ``fit`` resolved, ``params`` the explainer's
-    ``get_params(deep=False)``; ``with_states``, ``checkpoint`` and
-    ``shared_checkpoint`` are as in :func:`explain_rows`; ``stacklevel``
-    counts the frames between the caller of ``run`` and the user, for
-    warnings.
+    ``fitted`` is what ``fit`` resolved, ``settings`` the explainer's
+    parameters (:class:`~sklearn_cscf._compile.Settings`); ``with_states``,
+    ``checkpoint`` and ``shared_checkpoint`` are as in :func:`explain_rows`;
+    ``stacklevel`` counts the frames between the caller of ``run`` and the
+    user, for warnings.
     """
     schema, actions, graph = compiled_for(
-        X, fitted.schema, fitted.actions, fitted.graph, params["feature_graph"]
+        X, fitted.schema, fitted.actions, fitted.graph, settings.feature_graph
     )
     encoded = schema.encode(X)
     check_finite(encoded, schema)
     index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
     decisions, failures = decisions_now(
-        fitted.estimator, schema, fitted.classes, encoded, params["errors"]
+        fitted.estimator, schema, fitted.classes, encoded, settings.schedule.errors
     )
     target = fitted.target
     codes = target.codes(decisions.decision)
     plausibility = plausibility_objective(
-        params["plausibility"], fitted.reference, schema, actions, target, codes
-    )
-    settings = SearchSettings(
-        **{f.name: params[f.name] for f in dataclasses.fields(SearchSettings)}
+        settings.plausibility, fitted.reference, schema, actions, target, codes
     )
     problem = Problem(
         schema=schema,
@@ -113,22 +96,22 @@ def run(
         graph=graph,
         objectives=default_objectives(schema, actions, plausibility),
         target=target,
-        settings=settings,
+        settings=settings.search,
         estimator=fitted.estimator,
         classes=fitted.classes,
         use_predict=fitted.uses_predict,
-        refine=params["refine"],
+        refine=settings.refine,
         recheck=fitted.varies,
-        all_values=params["all_values"],
+        all_values=settings.all_values,
     )
     output = Output(
         schema,
         actions,
         target.names,
         target.reported,
-        ("plausibility",) if params["plausibility"] is not False else (),
-        params["max_plans"],
-        params["all_orders"],
+        ("plausibility",) if settings.plausibility is not False else (),
+        settings.max_plans,
+        settings.all_orders,
         fitted.classes,
     )
     job = Job(
@@ -139,9 +122,7 @@ def run(
         decisions=decisions,
         failures=failures,
         codes=codes,
-        schedule=Schedule(
-            **{f.name: params[f.name] for f in dataclasses.fields(Schedule)}
-        ),
+        schedule=settings.schedule,
         with_states=with_states,
     )
     explained = explain_rows(
@@ -152,8 +133,8 @@ def run(
         explained.details["status"],
         target,
         codes,
-        target_class=params["target_class"],
-        target_range=params["target_range"],
+        target_class=settings.target_class,
+        target_range=settings.target_range,
         classes=fitted.classes,
         stacklevel=stacklevel + 1,
     )
@@ -173,7 +154,7 @@ class Job:
     decisions: object
     failures: dict  # {row position: message} of the rows the model failed on
     codes: np.ndarray  # (n,): each row's target code
-    schedule: Schedule  # blocks, workers, errors, progress and the seed
+    schedule: object  # Schedule: blocks, workers, errors, progress and the seed
     with_states: bool = False  # also build the states after every step
 
 

@@ -6,7 +6,7 @@ from numbers import Integral, Real
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_cscf._compile import feature_info, resolve
+from sklearn_cscf._compile import Settings, feature_info, resolve
 from sklearn_cscf._driver import run
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._sklearn_compat import (
@@ -347,7 +347,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if X.shape[0] == 0:
             raise ValueError("X has no rows; fit needs data to learn from.")
         check_has_features(X)
-        fitted = resolve(self.get_params(deep=False), X, given, y)
+        fitted = resolve(Settings.from_params(self.get_params(deep=False)), X, given, y)
         self._fitted = fitted
         self.estimator_ = fitted.estimator
         self.classes_ = fitted.classes
@@ -368,7 +368,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         validate_data(self, X, skip_check_array=True, reset=False)
         return run(
             self._fitted,
-            self.get_params(deep=False),
+            Settings.from_params(self.get_params(deep=False)),
             X,
             with_states=with_states,
             checkpoint=checkpoint,

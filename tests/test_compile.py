@@ -86,3 +86,34 @@ def test_duplicate_classes_are_refused():
 @pytest.fixture
 def schema():
     return FeatureSchema(pd.DataFrame({"p": [0.0, 0.5, 1.0], "z": [1.0, 2.0, 3.0]}))
+
+
+# ---------------------------------------------------------------------- #
+# the explainer's parameters, resolved once
+# ---------------------------------------------------------------------- #
+def test_every_parameter_has_one_setting_and_no_setting_a_default():
+    import dataclasses
+
+    from sklearn_cscf._compile import Settings
+
+    explainer = SequentialCounterfactualExplainer(population_size=7, batch_size=3)
+    settings = Settings.from_params(explainer.get_params(deep=False))
+    found = {}
+    for part in (settings, settings.search, settings.schedule):
+        for field in dataclasses.fields(part):
+            # the defaults live in the explainer's signature only
+            assert field.default is dataclasses.MISSING, field.name
+            assert field.default_factory is dataclasses.MISSING, field.name
+            value = getattr(part, field.name)
+            if not dataclasses.is_dataclass(value):
+                assert field.name not in found, f"{field.name} is set twice"
+                found[field.name] = value
+    assert found.keys() == explainer.get_params(deep=False).keys()
+    assert settings.search.population_size == 7
+    assert settings.schedule.batch_size == 3
+    assert settings.search.n_generations == "auto"  # the explainer's default
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.refine = False
+    # a parameter no setting takes is a bug, said at once
+    with pytest.raises(RuntimeError, match="without a setting.*'new_knob'"):
+        Settings.from_params({**explainer.get_params(deep=False), "new_knob": 1})

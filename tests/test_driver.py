@@ -17,7 +17,8 @@ from joblib import parallel_config
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
-from sklearn_cscf._driver import Explained, Schedule, _blocks, instance_seed, run
+from sklearn_cscf._compile import Settings
+from sklearn_cscf._driver import Explained, _blocks, instance_seed, run
 
 
 @pytest.mark.parametrize(
@@ -81,9 +82,8 @@ def test_a_run_returns_named_tables_in_input_order():
         random_state=0,
     ).fit(X)
     rows = pd.DataFrame({"x": [0.5, 2.5, 1.0]}, index=[30, 10, 20])
-    explained = run(
-        explainer._fitted, explainer.get_params(deep=False), rows, with_states=True
-    )
+    settings = Settings.from_params(explainer.get_params(deep=False))
+    explained = run(explainer._fitted, settings, rows, with_states=True)
     assert isinstance(explained, Explained)
     assert explained.details["instance"].tolist() == [30, 10, 20]
     assert explained.details["status"].tolist()[1] == "already_target"
@@ -92,7 +92,6 @@ def test_a_run_returns_named_tables_in_input_order():
     assert explained.states is not None
     # what transform returns: the final states in the input's labels
     assert explained.final_states().index.tolist() == [30, 10, 20]
-    assert Schedule().batch_size == 64  # the explainer's default
 
 
 def test_importing_and_explaining_quietly_never_imports_tqdm():

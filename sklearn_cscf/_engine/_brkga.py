@@ -38,15 +38,18 @@ AUTO_INFEASIBLE_GENERATIONS = 150
 AUTO_PLANS = 2
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchSettings:
-    population_size: int = 500
-    n_generations: int | str = 150
-    mutant_fraction: float = 0.2
-    crossover_bias: float = 0.7
-    elite_fraction: float = 0.2
-    max_sequence_length: int | None = None
-    n_iter_no_change: int | None = None
+    """The search's parameters, the explainer's of the same names (no
+    defaults here: they live in the explainer's signature)."""
+
+    population_size: int
+    n_generations: int | str
+    mutant_fraction: float
+    crossover_bias: float
+    elite_fraction: float
+    max_sequence_length: int | None
+    n_iter_no_change: int | None
 
     @property
     def auto(self):
@@ -224,7 +227,8 @@ class BRKGA:
     --------
     >>> import numpy as np
     >>> rngs = [np.random.default_rng(0), np.random.default_rng(1)]
-    >>> search = BRKGA(4, SearchSettings(population_size=6, n_generations=2), rngs)
+    >>> settings = SearchSettings(6, 2, 0.2, 0.7, 0.2, None, None)
+    >>> search = BRKGA(4, settings, rngs)
     >>> while not search.done:
     ...     owner, keys = search.ask()
     ...     cost = keys[:, :2].sum(axis=1, keepdims=True)

@@ -17,8 +17,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from sklearn_cscf import Action, SequentialCounterfactualExplainer
+from sklearn_cscf._compile import Settings
 from sklearn_cscf._engine._block import Shipment, _unpack
-from sklearn_cscf._engine._brkga import BRKGA, Evaluation, SearchSettings
+from sklearn_cscf._engine._brkga import BRKGA, Evaluation
 
 SMALL = {"population_size": 40, "n_generations": 10, "random_state": 0}
 
@@ -32,8 +33,15 @@ def toy_evaluation(keys):
     return Evaluation(F, np.zeros(len(keys)), np.round(keys[:, 0], 3))
 
 
+def search_settings(**changes):
+    """The search's settings of an explainer with ``changes``, the others its
+    defaults."""
+    params = SequentialCounterfactualExplainer(**changes).get_params(deep=False)
+    return Settings.from_params(params).search
+
+
 def test_brkga_runs_its_generations_and_keeps_the_elites():
-    settings = SearchSettings(population_size=20, n_generations=6)
+    settings = search_settings(population_size=20, n_generations=6)
     search = BRKGA(4, settings, [np.random.default_rng(0)])
     sizes = []
     while not search.done:
@@ -53,7 +61,9 @@ def test_brkga_runs_its_generations_and_keeps_the_elites():
 
 
 def test_brkga_stops_when_the_elites_do_not_change():
-    settings = SearchSettings(population_size=10, n_generations=100, n_iter_no_change=3)
+    settings = search_settings(
+        population_size=10, n_generations=100, n_iter_no_change=3
+    )
     search = BRKGA(2, settings, [np.random.default_rng(0)])
     while not search.done:
         _, keys = search.ask()
@@ -65,7 +75,11 @@ def test_brkga_stops_when_the_elites_do_not_change():
 
 def test_brkga_is_reproducible_from_its_generator():
     def run(seed):
-        search = BRKGA(4, SearchSettings(20, 5), [np.random.default_rng(seed)])
+        search = BRKGA(
+            4,
+            search_settings(population_size=20, n_generations=5),
+            [np.random.default_rng(seed)],
+        )
         while not search.done:
             search.tell(toy_evaluation(search.ask()[1]))
         return search.result(0)[0]
@@ -86,9 +100,9 @@ def brkga_toy(keys, threshold=0.3):
 @pytest.mark.parametrize(
     "settings",
     [
-        SearchSettings(population_size=30, n_generations=12, elite_fraction=0.1),
-        SearchSettings(population_size=30, n_generations=25, n_iter_no_change=2),
-        SearchSettings(population_size=24, n_generations="auto", n_iter_no_change=3),
+        search_settings(population_size=30, n_generations=12, elite_fraction=0.1),
+        search_settings(population_size=30, n_generations=25, n_iter_no_change=2),
+        search_settings(population_size=24, n_generations="auto", n_iter_no_change=3),
     ],
 )
 def test_brkga_steps_instances_together_as_if_each_were_alone(settings):
