@@ -1,7 +1,8 @@
-"""The layout of the package (issues 17 and 22): public names are not
+"""The layout of the package (issues 17, 22 and 34): public names are not
 shadowed, each module imports only from its own layer and the layers below
-(the table ``LAYERS``, the picture of docs/architecture.md), no module imports
-back into itself, no module imports another's private names, and replay reads
+(the table ``LAYERS``, the picture of docs/architecture.md), and inside the
+engine only the modules its table allows (``USES``); no module imports back
+into itself, no module imports another's private names, and replay reads
 the library through public names only."""
 
 import ast
@@ -61,12 +62,14 @@ LAYERS = {
     ],
 }
 BELOW = ["shared", "definitions", "results", "engine", "fit", "driver"]
-# which layers each layer may import (its own included)
+# which layers each layer may import (its own included); a name starting
+# with "_" is one module of a layer (the engine's results are InstanceResult
+# objects: it knows nothing of the frames)
 MAY_IMPORT = {
     "shared": {"shared"},
     "definitions": {"shared", "definitions"},
     "results": {"shared", "results"},
-    "engine": {"shared", "definitions", "results", "engine"},
+    "engine": {"shared", "definitions", "_result", "engine"},
     "fit": {"shared", "definitions", "results", "engine", "fit"},
     "driver": {*BELOW},
     "estimator": {*BELOW, "estimator"},
@@ -75,6 +78,52 @@ MAY_IMPORT = {
     # replay is an independent oracle: see REPLAY_SHARES
     "replay": {"shared", "results", "replay"},
     "public": set(LAYERS),
+}
+# Inside a layer, module by module: what each listed module may import of
+# its own layer (a name stands for itself and everything under it), lowest
+# first. The engine's parts get explicit arguments from the block, not
+# imports of each other: the search knows nothing of actions, states or the
+# model; refinement and the probes are handed the evaluator, the one way to
+# the model, and import no model of their own.
+USES = {
+    "_engine._workspace": [],
+    "_engine._feature_names": [],
+    "_engine._hashing": ["_engine._workspace"],
+    "_engine._genotypes": ["_engine._workspace"],
+    "_engine._objectives": ["_engine._workspace"],
+    "_engine._targets": ["_engine._workspace"],
+    "_engine._memo": ["_engine._hashing"],
+    "_engine._model": ["_engine._memo", "_engine._feature_names"],
+    "_engine._simulation": ["_engine._genotypes", "_engine._workspace"],
+    "_engine._brkga": ["_engine._hashing", "_engine._workspace"],
+    "_engine._evaluator": [
+        "_engine._brkga",
+        "_engine._genotypes",
+        "_engine._hashing",
+        "_engine._memo",
+        "_engine._model",
+        "_engine._objectives",
+        "_engine._simulation",
+        "_engine._workspace",
+    ],
+    "_engine._refine": [
+        "_engine._refine",
+        "_engine._brkga",
+        "_engine._genotypes",
+        "_engine._hashing",
+        "_engine._simulation",
+    ],
+    "_engine._reachability": ["_engine._genotypes"],
+    "_engine._block": [
+        "_engine._brkga",
+        "_engine._evaluator",
+        "_engine._genotypes",
+        "_engine._objectives",
+        "_engine._reachability",
+        "_engine._refine",
+        "_engine._simulation",
+    ],
+    "_engine": [],
 }
 # the only modules of the library replay imports: statuses, input checks,
 # the input's kind of frame, check_frame and validate_params
@@ -155,18 +204,40 @@ def layer_of(name):
     return best
 
 
+def _relative(name):
+    return name.removeprefix("sklearn_cscf").removeprefix(".")
+
+
+def _within(name, entry):
+    """Whether module ``name`` is ``entry`` or lies under it."""
+    relative = _relative(name)
+    return relative == entry or relative.startswith(entry + ".")
+
+
+def _entry_of(name, table):
+    """The longest entry of ``table`` that module ``name`` lies under."""
+    found = [entry for entry in table if _within(name, entry)]
+    return max(found, key=len) if found else None
+
+
 def layer_violations(graph):
     """``(module, imported, why)`` for every import the layers forbid."""
     found = []
     for name, imported in sorted(graph.items()):
         layer = layer_of(name)
+        allowed = MAY_IMPORT[layer]
+        uses = _entry_of(name, USES)
         for other in sorted(imported):
             other_layer = layer_of(other)
-            if other_layer not in MAY_IMPORT[layer]:
+            by_module = any(_within(other, m) for m in allowed if m.startswith("_"))
+            if other_layer not in allowed and not by_module:
                 found.append((name, other, f"{layer} may not import {other_layer}"))
             elif layer == "replay" and other_layer != "replay":
                 if other not in REPLAY_SHARES:
                     found.append((name, other, "replay shares only REPLAY_SHARES"))
+            elif uses is not None and other_layer == layer:
+                if not any(_within(other, m) for m in USES[uses]):
+                    found.append((name, other, f"{uses} may not import it"))
     return found
 
 
@@ -184,7 +255,14 @@ def test_the_layers_form_no_loop():
     # the table itself: no layer may import one that may import it back
     for layer, allowed in MAY_IMPORT.items():
         for other in allowed - {layer}:
+            other = other if other in MAY_IMPORT else layer_of(other)
             assert layer not in MAY_IMPORT[other], (layer, other)
+    # and within a layer, the modules' uses form no loop: each uses only
+    # modules listed before it (or under itself)
+    seen = []
+    for entry, uses in USES.items():
+        assert all(m in seen or m.startswith(entry) for m in uses), entry
+        seen.append(entry)
 
 
 def test_each_module_imports_only_its_layer_and_those_below():
@@ -200,13 +278,39 @@ def test_the_layer_check_fails_on_an_import_upwards():
         "sklearn_cscf._replay._verdict": {"sklearn_cscf._schema"},
         "sklearn_cscf._reporting": {"sklearn_cscf._driver"},
         "sklearn_cscf._driver": {"sklearn_cscf._engine._block"},  # allowed
+        # module by module: the engine reads no frame, the search no model,
+        # refinement asks the evaluator it is handed
+        "sklearn_cscf._engine._targets": {
+            "sklearn_cscf._frames",
+            "sklearn_cscf._status",  # allowed
+        },
+        "sklearn_cscf._engine._block": {"sklearn_cscf._result"},  # allowed
+        "sklearn_cscf._engine._brkga": {
+            "sklearn_cscf._engine._memo",
+            "sklearn_cscf._engine._hashing",  # allowed
+        },
+        "sklearn_cscf._engine._refine._fit": {
+            "sklearn_cscf._engine._evaluator",
+            "sklearn_cscf._engine._refine._moves",  # allowed
+        },
     }
     assert [v[:2] for v in layer_violations(graph)] == [
+        ("sklearn_cscf._engine._brkga", "sklearn_cscf._engine._memo"),
+        ("sklearn_cscf._engine._refine._fit", "sklearn_cscf._engine._evaluator"),
+        ("sklearn_cscf._engine._targets", "sklearn_cscf._frames"),
         ("sklearn_cscf._frames", "sklearn_cscf._engine._block"),
         ("sklearn_cscf._replay._verdict", "sklearn_cscf._schema"),
         ("sklearn_cscf._reporting", "sklearn_cscf._driver"),
         ("sklearn_cscf._status", "sklearn_cscf._explainer"),
     ]
+
+
+def test_every_module_of_the_engine_has_its_uses():
+    engine = [name for name in modules() if layer_of(name) == "engine"]
+    assert engine and all(_entry_of(name, USES) for name in engine)
+    # and each entry names a module there is
+    known = {_relative(name) for name in modules()}
+    assert {m for uses in USES.values() for m in uses} | set(USES) <= known
 
 
 def private_names_imported(path):

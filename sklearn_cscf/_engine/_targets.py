@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from sklearn_cscf._engine._workspace import Workspace
-from sklearn_cscf._frames import TEXT
 from sklearn_cscf._status import STATUS_ALREADY_TARGET
 
 # a state that misses the target class is at least this far from it
@@ -151,7 +150,7 @@ class RangeTarget:
         width = self.high - self.low
         self.scale = width if np.isfinite(width) and width > 0 else 1.0
         # one target code, named by the range
-        self.names = pd.array([f"[{self.low:g}, {self.high:g}]"], dtype=TEXT)
+        self.names = np.array([f"[{self.low:g}, {self.high:g}]"], dtype=object)
 
     def codes(self, decision):
         """Each row's target code: 0, the range."""
@@ -242,7 +241,7 @@ def make_target(
             )
         code = int(matches[0])
     # a set of classes has a name, not a label: the column is then text
-    names = pd.array([str(v) for v in names], dtype=TEXT) if named_set else classes
+    names = np.array([str(v) for v in names], dtype=object) if named_set else classes
     return ClassTarget(accept, use_predict, min_target_proba, code=code, names=names)
 
 
