@@ -122,7 +122,8 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
     refine : bool, default=True
         After the search, polish every plan of the front by a bounded local
         search: each step pulled back to the cheapest value that still
-        reaches the target (training values tried, then bisection), other
+        reaches the target (evenly spaced values and training values tried,
+        then the edge searched with three points a round), other
         orders, steps traded, an action inserted, dropped or swapped, two
         steps moved together along the decision boundary, the dearest step
         replaced, and every action alone (see the user guide); at most five

@@ -105,14 +105,15 @@ class Evaluator:
     # ------------------------------------------------------------------ #
     # genotypes to trajectories (no model call)
     # ------------------------------------------------------------------ #
-    def simulate(self, owner, keys, record=False, limited=True):
-        """Trajectories of genotypes ``keys``; ``limited=False`` ignores the
-        plan limits (``max_sequence_length``)."""
-        return self._simulate(owner, keys, record, limited=limited)
-
-    def _simulate(
-        self, owner, keys, record=False, work=None, decoded=None, limited=True
+    def simulate(
+        self, owner, keys, record=False, *, limited=True, work=None, decoded=None
     ):
+        """Trajectories of genotypes ``keys`` (``record``: every step's
+        state); ``limited=False`` ignores the plan limits
+        (``max_sequence_length``); ``work``: the
+        :class:`~sklearn_cscf._engine._workspace.Workspace` their arrays live
+        in (fresh ones when ``None``); ``decoded``: their order and lengths,
+        when known."""
         problem = self.problem
         if work is None:
             starts = take_rows(self.x0, owner)
@@ -168,7 +169,7 @@ class Evaluator:
             # decoded once: the new ones' order is simulated as it is
             order, lengths = (part[k + new] for part in decoded)
             pool.append(
-                self._judge(owner[new], keys[new], work, decoded=(order, lengths))
+                self.judge(owner[new], keys[new], work, decoded=(order, lengths))
             )
         pool = Evaluation.concatenate(pool)
         where = np.arange(k + n)
@@ -177,18 +178,13 @@ class Evaluator:
         # one copy out of the pool (whose new rows live in the work arrays)
         return pool.take(where[source[k:]])
 
-    def judge(self, owner, keys):
+    def judge(self, owner, keys, work=None, decoded=None):
         """The :class:`~sklearn_cscf._engine._brkga.Evaluation` of genotypes
         ``keys``: simulated, and the model asked about the final states not
-        remembered (one call)."""
-        return self._judge(owner, keys)
-
-    def _judge(self, owner, keys, work=None, decoded=None):
-        """:meth:`judge`; with ``work``, its arrays (and the evaluation's)
-        live in that :class:`~sklearn_cscf._engine._workspace.Workspace`;
-        ``decoded``: the genotypes' order and lengths, when known."""
+        remembered (one call); ``work`` and ``decoded`` as in
+        :meth:`simulate` (the evaluation's arrays then live in ``work``)."""
         problem = self.problem
-        paths = self._simulate(owner, keys, work=work, decoded=decoded)
+        paths = self.simulate(owner, keys, work=work, decoded=decoded)
         if work is None:
             starts, codes = self.x0[owner], self.targets[owner]
         else:
@@ -221,7 +217,7 @@ class Evaluator:
         cost = np.empty(n)
         for start in range(0, n, chunk):
             part = slice(start, start + chunk)
-            paths = self._simulate(owner[part], keys[part])
+            paths = self.simulate(owner[part], keys[part])
             final[part] = paths.final
             violations[part] = paths.violations
             cost[part] = paths.sequence_cost

@@ -128,16 +128,16 @@ def test_simulate_in_a_workspace_matches_fresh_arrays(credit_problem, monkeypatc
     keys = rng.random((300, 2 * block.problem.n_actions))
     owner = np.repeat(np.arange(len(block)), 100)
     work = Workspace()
-    block._simulate(owner[:40], keys[:40], work=work)  # sizes the buffers
+    block.simulate(owner[:40], keys[:40], work=work)  # sizes the buffers
     fresh = block.simulate(owner, keys)
-    reused = block._simulate(owner, keys, work=work)
+    reused = block.simulate(owner, keys, work=work)
     for name in ("order", "lengths", "final", "effort", "discount", "violations"):
         np.testing.assert_array_equal(getattr(reused, name), getattr(fresh, name))
     np.testing.assert_array_equal(reused.new_values, fresh.new_values)
     np.testing.assert_array_equal(reused.sequence_cost, fresh.sequence_cost)
     np.testing.assert_array_equal(reused.sequence_keys(), fresh.sequence_keys())
     assert fresh.work is None and reused.work is work
-    judged, again = block.judge(owner, keys), block._judge(owner, keys, work)
+    judged, again = block.judge(owner, keys), block.judge(owner, keys, work)
     np.testing.assert_array_equal(judged.F, again.F)
     np.testing.assert_array_equal(judged.gap, again.gap)
     np.testing.assert_array_equal(judged.sequence_key, again.sequence_key)
@@ -155,13 +155,13 @@ def test_a_large_price_is_simulated_in_chunks_and_costs_the_same(
     for chunk in (None, 64):
         block = explained_block(explainer, rejected.iloc[:3], monkeypatch)
         simulated, sent = [], []
-        simulate, answer = Evaluator._simulate, block.model.answer
+        simulate, answer = Evaluator.simulate, block.model.answer
 
-        def recording(self, owner, keys, record=False, work=None, **kwargs):
+        def recording(self, owner, keys, record=False, **kwargs):
             simulated.append(keys.shape[0])
-            return simulate(self, owner, keys, record, work, **kwargs)
+            return simulate(self, owner, keys, record, **kwargs)
 
-        monkeypatch.setattr(Evaluator, "_simulate", recording)
+        monkeypatch.setattr(Evaluator, "simulate", recording)
         monkeypatch.setattr(
             block.model, "answer", lambda s: sent.append(len(s)) or answer(s)
         )
@@ -367,13 +367,13 @@ def test_a_genotype_encoding_a_known_sequence_is_not_evaluated_again(
     asked = np.vstack(asked)
     owner = np.repeat([0, 1], 25)
     simulated = []
-    simulate = Evaluator._simulate
+    simulate = Evaluator.simulate
 
-    def counting(self, owner, keys, record=False, work=None, **kwargs):
+    def counting(self, owner, keys, record=False, **kwargs):
         simulated.append(keys.shape[0])
-        return simulate(self, owner, keys, record, work, **kwargs)
+        return simulate(self, owner, keys, record, **kwargs)
 
-    monkeypatch.setattr(Evaluator, "_simulate", counting)
+    monkeypatch.setattr(Evaluator, "simulate", counting)
     asked_before = block.asked[:2].tolist()
     with_known = block.evaluate(owner, asked, known)
     # only the 2 x 10 new genotypes were simulated, every one counts as asked
