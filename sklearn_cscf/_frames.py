@@ -330,41 +330,106 @@ def plain(label):
     return label.item() if isinstance(label, np.generic) else label
 
 
-def sequences(ok):
-    """One row per sequence of the (checked) ``ok`` rows: ``instance``,
-    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``,
-    ``cost`` and ``other_values`` (the same steps as a cheaper sequence, with
-    other values: a frame of ``all_values=True``); by instance (in the
-    frame's order), then cost."""
-    ordered = ok.sort_values("step", kind="stable")
-    grouped = ordered.groupby(["instance", "solution"], sort=False)
-    table = (
-        grouped["action"]
-        .agg(lambda names: tuple(str(name) for name in names))
-        .rename("actions")
-        .reset_index()
-    )
-    table["length"] = table["actions"].map(len)
-    firsts = grouped.first()  # in the order of table's rows
-    if "sequence_cost" in ok.columns:
-        table["cost"] = firsts["sequence_cost"].to_numpy(dtype=float)
+# the frame's per-sequence columns (the same on each step row of a
+# sequence), which the table of sequences carries; and the columns it takes
+# after the last step
+PER_SEQUENCE = (
+    "sequence_cost",
+    "sequence_effort",
+    "gower_distance",
+    "plausibility",
+    "target_class",
+    "reached_class",
+)
+AFTER_LAST = ("target_proba", "prediction")
+
+
+def sequences(frame, required=(), why=None):
+    """One row per sequence of the ``"ok"`` rows of ``frame``: the table every
+    post-hoc reader (the text, the choice of a plan, the plots) reads.
+
+    ``frame`` is a whole frame or its ``"ok"`` rows, their steps checked
+    whole (:func:`check_steps`). The columns, as far as the frame has them:
+
+    - ``instance``, and ``code``: the instance's position among the
+      frame's instances (as :func:`instance_rows` numbers them);
+    - ``solution``, ``plan``, ``actions`` (a tuple in step order),
+      ``length`` (its steps), ``cost`` (its ``sequence_cost``; the solution
+      number where the frame has none: solutions are numbered by ascending
+      cost) and ``other_values`` (the same steps as a cheaper sequence, with
+      other values: a frame of ``all_values=True``);
+    - each per-sequence column of the frame (``PER_SEQUENCE``:
+      ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
+      ``plausibility``, ``target_class``, ``reached_class``): its value on
+      the sequence's rows;
+    - ``target_proba`` and ``prediction``: after the last step.
+
+    By instance (in the frame's order), then cost. ``required`` names the
+    columns every step row of a sequence must hold a value of: a missing
+    one is a ``ValueError`` naming the instance, the solution and the
+    column, then ``why`` (by default: pass explain's frame).
+    """
+    codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
+    ok = is_ok(frame)
+    steps = frame[ok].assign(code=codes[ok])
+    _check_values(steps, required, why)
+    ordered = steps.sort_values("step", kind="stable")
+    grouped = ordered.groupby(["code", "solution"], sort=False)
+    table = grouped.size().rename("length").reset_index()
+    if "action" in steps.columns:
+        table["actions"] = (
+            grouped["action"]
+            .agg(lambda names: tuple(str(name) for name in names))
+            .to_numpy()
+        )
+    firsts = [c for c in ("instance", "plan", *PER_SEQUENCE) if c in steps.columns]
+    firsts = grouped[firsts].first()  # in the order of table's rows
+    for name in firsts.columns:
+        table[name] = firsts[name].to_numpy()
+    lasts = [c for c in AFTER_LAST if c in steps.columns]
+    if lasts:
+        lasts = grouped[lasts].last()
+        for name in lasts.columns:
+            table[name] = lasts[name].to_numpy(dtype=float)
+    if "sequence_cost" in steps.columns:
+        table["cost"] = table["sequence_cost"].to_numpy(dtype=float)
     else:  # solutions are numbered by ascending cost
         table["cost"] = table["solution"].to_numpy(dtype=float)
-    numbered = "plan" in ok.columns and not ok["plan"].isna().any()
+    numbered = "plan" in steps.columns and not steps["plan"].isna().any()
+    table = table.sort_values(["code", "cost", "solution"], kind="stable")
+    table = table.reset_index(drop=True)
     if numbered:
-        table["plan"] = firsts["plan"].to_numpy(dtype=int)
-    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
-    table["_rank"] = table["instance"].map(rank)
-    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
-    table = table.drop(columns="_rank").reset_index(drop=True)
-    if not numbered:  # the frame's rule: the same set of actions, numbered by cost
+        table["plan"] = table["plan"].to_numpy(dtype=int)
+    elif "actions" in table:  # the frame's rule: one set of actions, one plan
         table["plan"] = [
             plan
-            for _, group in table.groupby("instance", sort=False)
+            for _, group in table.groupby("code", sort=False)
             for plan in number_plans(group["actions"])
         ]
-    table["other_values"] = table.duplicated(["instance", "actions"])
-    return table
+    if "actions" in table:
+        table["other_values"] = table.duplicated(["code", "actions"])
+    else:
+        table["other_values"] = False
+    head = ["instance", "code", "solution", "plan", "actions", "length", "cost"]
+    head = [c for c in head if c in table.columns]
+    return table[head + [c for c in table.columns if c not in head]]
+
+
+def _check_values(steps, required, why):
+    """Every step row holds a value of each ``required`` column."""
+    needed = [c for c in dict.fromkeys(required) if c in steps.columns]
+    if not needed:
+        return
+    missing = steps[needed].isna().to_numpy()
+    if missing.any():
+        row, column = np.argwhere(missing)[0]
+        label = plain(steps["instance"].iloc[row])
+        solution = plain(steps["solution"].iloc[row])
+        why = why or f"pass the DataFrame returned by {EXPLAIN}."
+        raise ValueError(
+            f"instance {label!r} has a NaN {needed[column]} (solution "
+            f"{solution}); {why}"
+        )
 
 
 def free_orders(ok, states=None):

@@ -276,7 +276,7 @@ def _describe_instance(
     head.append(counts)
     lines.append("  " + "; ".join(head))
 
-    cheapest = [orders[0][1] for _, orders in shown]
+    cheapest = [orders[0][1] for _, orders in shown]  # the steps
     cells = [[_step_cells(step) for step in seq.itertuples()] for seq in cheapest]
     widths = [
         max((len(row[k]) for seq in cells for row in seq), default=0) for k in range(5)
@@ -284,7 +284,7 @@ def _describe_instance(
     free = free_orders(ok, states)
     for (plan, orders), seq, seq_cells in zip(shown, cheapest, cells):
         anyhow = bool(free.get((label, seq["solution"].iloc[0]), False))
-        lines.append(_plan_header(plan, seq, orders, anyhow))
+        lines.append(_plan_header(plan, orders, anyhow))
         for step, (action, feature, old, new, priced) in zip(
             seq.itertuples(), seq_cells
         ):
@@ -307,9 +307,9 @@ def _describe_instance(
 
 
 def _plans(label, ok):
-    """``{plan: [(cost, steps of one sequence, other values), ...]}``,
-    cheapest plan and sequence first (``other values``: the same steps as a
-    cheaper one, see :func:`~sklearn_cscf._frames.sequences`)."""
+    """``{plan: [(its row of the table of sequences, its steps), ...]}``,
+    cheapest plan and sequence first (a row's ``other_values``: the same
+    steps as a cheaper one, see :func:`~sklearn_cscf._frames.sequences`)."""
     if ok[["plan", "solution"]].isna().any().any():
         raise ValueError(
             f"instance {plain(label)!r} has 'ok' rows without a plan or "
@@ -318,36 +318,33 @@ def _plans(label, ok):
     steps = ok.sort_values("step", kind="stable").groupby("solution", sort=False)
     plans = {}
     for seq in sequences(ok).itertuples():  # by cost
-        order = steps.get_group(seq.solution)
-        plans.setdefault(int(seq.plan), []).append(
-            (float(seq.cost), order, seq.other_values)
-        )
-    return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
+        plans.setdefault(int(seq.plan), []).append((seq, steps.get_group(seq.solution)))
+    return dict(sorted(plans.items(), key=lambda item: (item[1][0][0].cost, item[0])))
 
 
-def _plan_header(plan, seq, orders, anyhow=False):
-    first = seq.iloc[0]
-    cost = float(first["sequence_cost"])
-    effort = float(first["sequence_effort"])
+def _plan_header(plan, orders, anyhow=False):
+    """The header of a plan: its cheapest sequence (the first of
+    ``orders``) and the plan's other sequences."""
+    seq, shown = orders[0]
+    cost, effort = float(seq.sequence_cost), float(seq.sequence_effort)
     text = f"  #{plan + 1}  cost {format_cost(cost)}"
     if not np.isclose(cost, effort):
         text += f" (effort {format_cost(effort)})"
     order = " in any order" if anyhow else ""
-    gower = _precise(float(first["gower_distance"]))
-    text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
+    gower = _precise(float(seq.gower_distance))
+    text += f", {seq.length} step(s){order}, Gower distance {gower}"
     # the class reached, where the target names more than one ("not 0")
-    reached = first.get("reached_class", None)
-    target = first.get("target_class", None)
+    reached = getattr(seq, "reached_class", None)
+    target = getattr(seq, "target_class", None)
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
         text += f", reaches {plain(reached)}"
     # the plan's other sequences: other orders (the cheapest values of each),
     # and the shown steps with other values (all_values: nearer, dearer)
-    steps = tuple(seq["action"].astype(str))
-    other_orders = [cost for cost, _, variant in orders[1:] if not variant]
+    other_orders = [other.cost for other, _ in orders[1:] if not other.other_values]
     other_values = [
-        cost
-        for cost, other, variant in orders[1:]
-        if variant and tuple(other["action"].astype(str)) == steps
+        other.cost
+        for other, _ in orders[1:]
+        if other.other_values and other.actions == seq.actions
     ]
     if other_orders:
         text += (

@@ -296,18 +296,8 @@ def pareto_points(steps, y):
     ``length``, ``cost``, ``y`` (the Gower distance, or the probability
     after the last step) and ``other`` (another order of a plan, away from
     where the plan's cheapest order lies)."""
-    table = sequences(steps)
-    if y == "target_proba":  # after the last step
-        lasts = steps.sort_values("step", kind="stable").groupby("solution").last()
-        column = lasts["target_proba"]
-    else:
-        column = steps.groupby("solution").first()[y]
-    table["y"] = column.reindex(table["solution"]).to_numpy(dtype=float)
-    if not np.isfinite(table[["cost", "y"]].to_numpy(dtype=float)).all():
-        raise ValueError(
-            f"instance {steps['instance'].iloc[0]!r} has a NaN sequence_cost or "
-            f"{y}; pass the DataFrame returned by explain."
-        )
+    table = sequences(steps, required=("sequence_cost", y))
+    table["y"] = table[y].to_numpy(dtype=float)
     # hollow: another order of a plan, not where the plan's cheapest lies
     table["other"] = table.duplicated("plan")
     table["other"] = table.groupby(["plan", "cost", "y"])["other"].transform("all")
