@@ -130,6 +130,7 @@ def run(
         params["max_plans"],
         params["all_orders"],
         fitted.classes,
+        margin=target.margin_of,
     )
     job = Job(
         problem,

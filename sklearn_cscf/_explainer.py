@@ -90,6 +90,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``0.6`` for plans with a margin over a 0.5 decision threshold. A row
         the model accepts with less than that needs recourse too. The
         probabilities are compared at 10 decimals (so is ``replay``).
+        Without it, refinement pulls each plan to the least change the model
+        accepts, so plans often end just past the threshold: the frame's
+        ``margin`` says how far, and :func:`~sklearn_cscf.describe` flags
+        plans less than 0.05 above it as fragile. ``None`` keeps the paper's
+        definition (the model's decision alone) and every model's own
+        threshold; how much margin is enough depends on the model.
     immutable_features : list, default=None
         Features that the default actions leave alone, and that no action may
         change.
@@ -413,7 +419,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (probability of the target class after the step; NaN for a model
             without ``predict_proba``),
             ``prediction`` (a regressor's output after the step; NaN for a
-            classifier), ``plausibility`` (only with ``plausibility``),
+            classifier), ``margin`` (how far the sequence ends past the
+            line: its last ``target_proba`` above the decision threshold of
+            a binary classifier deciding by the arg-max of its
+            probabilities, or its last ``prediction`` inside
+            ``target_range``; NaN where no fixed threshold is known: three
+            classes or more, a threshold of the model's own),
+            ``plausibility`` (only with ``plausibility``),
             ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a

@@ -88,6 +88,9 @@ COLUMNS = {
     "cost": float,
     "target_proba": float,
     "prediction": float,  # a regressor's output after the step
+    # how far the plan ends past the line: its last target_proba above the
+    # decision threshold, or its last prediction inside the target range
+    "margin": float,
     "sequence_cost": float,
     "sequence_effort": float,
     "gower_distance": float,
@@ -138,6 +141,7 @@ def build_frame(
     reported="target_proba",
     objectives=(),
     classes=None,
+    margin=None,
 ):
     """One row per step of each solution; one status row per other instance.
 
@@ -146,7 +150,9 @@ def build_frame(
     step (``"target_proba"`` or ``"prediction"``); ``objectives`` are extra
     objectives reported as columns of their own (e.g. plausibility);
     ``classes`` are the model's classes, of which ``reached_class`` names
-    the one after the last step (missing for a regressor).
+    the one after the last step (missing for a regressor); ``margin(scores,
+    codes)`` says how far each sequence's last score lies past the line (the
+    target's ``margin_of``; missing without it).
     """
     records = []
     for label, result in zip(index, results):
@@ -163,6 +169,12 @@ def build_frame(
             )
             continue
         plans = plan_ids(result.order, result.lengths)
+        margins = np.full(result.n_solutions, np.nan)
+        if margin is not None:
+            last = result.lengths - 1
+            finals = result.step_score[np.arange(result.n_solutions), last]
+            codes = np.full(result.n_solutions, result.target, dtype=np.intp)
+            margins = margin(finals, codes)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
             reached = None
@@ -188,6 +200,7 @@ def build_frame(
                         "discount": result.discount[s, t],
                         "cost": result.step_cost[s, t],
                         reported: result.step_score[s, t],
+                        "margin": margins[s],
                         **{name: result.objectives[name][s] for name in objectives},
                         "sequence_cost": result.sequence_cost[s],
                         "sequence_effort": result.sequence_effort[s],
@@ -340,6 +353,7 @@ PER_SEQUENCE = (
     "plausibility",
     "target_class",
     "reached_class",
+    "margin",
 )
 AFTER_LAST = ("target_proba", "prediction")
 
@@ -360,8 +374,8 @@ def sequences(frame, required=(), why=None):
       other values: a frame of ``all_values=True``);
     - each per-sequence column of the frame (``PER_SEQUENCE``:
       ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
-      ``plausibility``, ``target_class``, ``reached_class``): its value on
-      the sequence's rows;
+      ``plausibility``, ``target_class``, ``reached_class``, ``margin``):
+      its value on the sequence's rows;
     - ``target_proba`` and ``prediction``: after the last step.
 
     By instance (in the frame's order), then cost. ``required`` names the
