@@ -23,6 +23,10 @@ STATE_KEYS = ("instance", "solution", "step")
 # installed (pyarrow storage changes what groupby aggregations return)
 TEXT = pd.StringDtype("python")
 
+# a classifier's plan ending less than this above the decision threshold is
+# fragile: the text flags it, the plots shade where it lies
+FRAGILE = 0.05
+
 # what returns the frames the public functions take
 EXPLAIN = "SequentialCounterfactualExplainer.explain"
 # what explain(X, <keyword>=True) returns besides the explanations

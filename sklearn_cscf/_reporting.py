@@ -11,6 +11,7 @@ import pandas as pd
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
+    FRAGILE,
     STATE_KEYS,
     changed,
     check_frame,
@@ -89,7 +90,7 @@ def describe(
     max_plans=3,
     noun="Instance",
     profile="auto",
-    fragile=0.05,
+    fragile=FRAGILE,
 ):
     """The explanations as text: per instance, its cheapest plans step by step.
 
