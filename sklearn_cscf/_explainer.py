@@ -449,9 +449,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             calls holding at least one of its states), ``n_model_rows`` (its
             states sent to the classifier), ``model_seconds`` (its share, by
             rows, of those calls' time), ``total_seconds`` (its share of its
-            block's time), ``n_refined`` (sequences of the front, before
-            ``max_plans`` and ``all_orders``, refined and cheaper than the
-            cheapest sequence the search found) and ``message``.
+            block's wall-clock time), ``n_refined`` (sequences of the front,
+            before ``max_plans`` and ``all_orders``, refined and cheaper than
+            the cheapest sequence the search found), ``cpu_seconds`` (its
+            share, as of ``total_seconds``, of the CPU time of the process
+            or worker that explained its block) and ``message``.
 
         Other Parameters
         ----------------
