@@ -7,6 +7,7 @@ with (and the model's answers about them), and the plausibility objective.
 sample of its rows (:func:`probe_sample`)."""
 
 import copy
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,18 +189,45 @@ def _resolve_actions(actions, schema, immutable, X):
     return actions
 
 
-def compiled_for(X, schema, actions, graph, feature_graph):
+def compiled_for(X, schema, actions, graph, feature_graph, stacklevel=1):
     """The schema, actions and graph to explain ``X`` with: those of ``fit``
-    (given), or copies that also know the categories ``X`` brings."""
+    (given), or copies that also know the categories ``X`` brings, which one
+    warning names (``stacklevel``: the frames from the caller to the
+    user)."""
     unseen = schema.unseen_categories(X)
     if not unseen:
         return schema, actions, graph
+    warn_unseen(X, schema, unseen, stacklevel + 1)
     schema = copy.deepcopy(schema)
     for j, labels in unseen.items():
         for label in labels:
             schema.add_category(j, label)
     actions = [CompiledAction(a.action, schema) for a in actions]
     return schema, actions, CompiledGraph(feature_graph, schema, actions)
+
+
+def warn_unseen(X, schema, unseen, stacklevel):
+    """One warning naming each column of ``X`` with categories ``fit`` did
+    not see (``unseen``: ``{j: labels}``), its labels and how many rows."""
+    parts = []
+    for j, labels in unseen.items():
+        column = X.iloc[:, j] if isinstance(X, pd.DataFrame) else X[:, j]
+        rows = int(pd.Series(np.asarray(column, dtype=object)).isin(labels).sum())
+        shown = ", ".join(repr(label) for label in labels[:5])
+        more = f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+        row_s = "row" if rows == 1 else "rows"
+        parts.append(f"column {schema.names[j]!r} has {shown}{more} ({rows} {row_s})")
+    warnings.warn(
+        "X holds categories that fit did not see: "
+        + "; ".join(parts)
+        + ". The model was not fitted on them either, so its answers about "
+        "these rows (and plans from them) may mean little: an encoder that "
+        "ignores unknown categories reads them as no category at all. Fit the "
+        "explainer on data holding them, or declare them as categories of a "
+        "pandas Categorical, to explain such rows as any other.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def reference_rows(encoded):

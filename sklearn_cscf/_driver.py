@@ -92,7 +92,12 @@ def run(
     warnings.
     """
     schema, actions, graph = compiled_for(
-        X, fitted.schema, fitted.actions, fitted.graph, params["feature_graph"]
+        X,
+        fitted.schema,
+        fitted.actions,
+        fitted.graph,
+        params["feature_graph"],
+        stacklevel=stacklevel + 1,
     )
     encoded = schema.encode(X)
     check_finite(encoded, schema)
