@@ -62,7 +62,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         wrappers exposing ``classes_``, ``predict_proba`` or ``predict`` and
         ``__sklearn_is_fitted__``. An unfitted one is cloned and fitted on
         ``fit(X, y)``. ``None`` fits a histogram gradient boosting classifier
-        (categories one-hot encoded) on ``(X, y)``.
+        (categories one-hot encoded) on ``(X, y)``, with one OpenMP thread as
+        ``explain``'s searches have (the same model, trained many times
+        faster on a busy machine).
     actions : list of Action, default=None
         The actions a person can take. ``None``: one action per mutable
         feature (``set_<feature>``), any observed value or category.

@@ -18,7 +18,7 @@ What must be reached (the targets) lives in :mod:`sklearn_cscf._targets`.
 
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +30,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._answers import Answers, first_rows, state_hashes
 from sklearn_cscf._callable_checks import blame, describe_error
@@ -459,7 +460,8 @@ def default_estimator(schema, random_state):
 
 def fit_model(estimator, X, y, schema, random_state):
     """``estimator`` as it is when fitted; otherwise a fitted clone of it (or
-    of the default classifier when ``None``)."""
+    of the default classifier when ``None``, fitted under the thread limits
+    of ``explain``: one BLAS/OpenMP thread)."""
     if estimator is not None and is_fitted(estimator):
         return estimator
     if y is None:
@@ -470,7 +472,8 @@ def fit_model(estimator, X, y, schema, random_state):
             "fitted model is unfitted), wrap the fitted model in "
             "sklearn.frozen.FrozenEstimator to keep it as it is."
         )
-    if estimator is None:
+    default = estimator is None
+    if default:
         estimator = default_estimator(schema, random_state)
     elif not hasattr(estimator, "fit"):
         raise TypeError(
@@ -485,5 +488,11 @@ def fit_model(estimator, X, y, schema, random_state):
                 f"The unfitted estimator {type(estimator).__name__} cannot be "
                 f"cloned ({exc}); fit it first and pass the fitted model."
             ) from None
-    with asking(estimator, "in its fit on the X and y given to the explainer's fit"):
+    # the default model: one BLAS/OpenMP thread, as explain's blocks (on a
+    # busy machine its trees train many times faster; the model is the same)
+    limits = threadpool_limits(limits=1) if default else nullcontext()
+    with (
+        limits,
+        asking(estimator, "in its fit on the X and y given to the explainer's fit"),
+    ):
         return estimator.fit(X, y)
