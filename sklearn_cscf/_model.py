@@ -362,25 +362,50 @@ def needs_predict(estimator, schema, rows, classes):
         return True
     model = ModelAdapter(estimator, schema, classes)
     X_rows = schema.to_model_input(rows)
-    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
+    hint = _array_hint(estimator, schema)
+    with asking(estimator, _in_fit("predict_proba", rows.shape[0]), hint):
         chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
-        if not model.has_predict:
-            return False
+    if not model.has_predict:
+        return False
+    with asking(estimator, _in_fit("predict", rows.shape[0]), hint):
         return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
+def _in_fit(method, n):
+    """What the explainer's ``fit`` was doing when the model's ``method``
+    raised, in words."""
+    return (
+        f"in its {method}, which the explainer's fit calls on {n} rows of the "
+        "X given to it"
+    )
+
+
+def _array_hint(estimator, schema):
+    """What to do when a model fitted on named columns is asked about an
+    array's rows (no names): pass a DataFrame; else nothing."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None or all(isinstance(name, str) for name in schema.names):
+        return ""
+    shown = ", ".join(repr(str(name)) for name in list(names)[:5])
+    more = ", ..." if len(names) > 5 else ""
+    return (
+        f" The model was fitted on named columns ({shown}{more}), and X has "
+        "none (an array): pass X as a DataFrame with those columns."
+    )
+
+
 @contextmanager
-def asking(estimator, doing):
-    """Re-raise an exception of the model with what was being done: the same
-    type where it can be built from a message (else ``RuntimeError``), the
-    model's own exception as its ``__cause__``."""
+def asking(estimator, doing, hint=""):
+    """Re-raise an exception of the model with what was being done (and a
+    ``hint`` of what may help): the same type where it can be built from a
+    message (else ``RuntimeError``), the model's own exception as its
+    ``__cause__``."""
     try:
         yield
     except Exception as exc:
         message = (
             f"The estimator {type(estimator).__name__} raised "
-            f"{type(exc).__name__} {doing}: {exc}"
+            f"{type(exc).__name__} {doing}: {exc}{hint}"
         )
         try:
             wrapped = type(exc)(message)
@@ -399,8 +424,8 @@ def answers_vary(estimator, schema, rows, classes):
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):
         method = "predict"
-    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
+    doing = _in_fit(method, rows.shape[0])
+    with asking(estimator, doing, _array_hint(estimator, schema)):
         first = np.asarray(getattr(estimator, method)(X))
         second = np.asarray(getattr(estimator, method)(X))
     if first.shape == second.shape and (
