@@ -23,6 +23,7 @@ from sklearn_cscf._model import (
     answers_vary,
     decisions_now,
     fit_model,
+    is_fitted,
     model_classes,
     needs_predict,
 )
@@ -122,6 +123,26 @@ def resolve(params, X, given, y):
         actions=actions,
         graph=graph,
         reference=reference,
+    )
+
+
+def warn_unfitted_clone(original, cloned, stacklevel=1):
+    """Warn when a clone of the explainer holds its fitted model unfitted
+    (scikit-learn's ``clone`` of a fitted model, in a grid search say): its
+    ``fit`` would need ``y`` and explain another model. ``stacklevel``: the
+    frames from the caller to the user."""
+    if original is None or not is_fitted(original) or is_fitted(cloned):
+        return
+    name = type(original).__name__
+    warnings.warn(
+        f"The explainer's clone holds an unfitted copy of its fitted {name}: "
+        "scikit-learn's clone (in GridSearchCV, cross_validate, ...) clones "
+        "the model unfitted, so the clone's fit would need y to fit it again, "
+        "and explain that model. To explain this fitted model there, wrap "
+        "it: SequentialCounterfactualExplainer(FrozenEstimator(model), ...) "
+        "with from sklearn.frozen import FrozenEstimator.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
     )
 
 

@@ -6,7 +6,7 @@ from numbers import Integral, Real
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_cscf._compile import feature_info, resolve
+from sklearn_cscf._compile import feature_info, resolve, warn_unfitted_clone
 from sklearn_cscf._driver import run
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._sklearn_compat import (
@@ -588,6 +588,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if statuses.empty:
             return 1.0
         return float((statuses == STATUS_OK).mean())
+
+    def __sklearn_clone__(self):
+        # scikit-learn's clone; a fitted model cloned unfitted is said at once,
+        # not as one error buried among a grid search's failed fits
+        cloned = super().__sklearn_clone__()
+        # this method, sklearn's clone, its caller
+        warn_unfitted_clone(self.estimator, cloned.estimator, stacklevel=3)
+        return cloned
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import sys
+import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -614,3 +615,32 @@ def test_the_time_scored_is_cpu_time_not_waiting(
     assert seconds_per_row(explanations, found) < seconds_per_row(
         explanations, found, clock="wall"
     )
+
+
+def test_a_grid_search_over_an_unfrozen_fitted_model_says_so_at_once(
+    credit_data, credit_model, credit_actions, credit_rejected
+):
+    # issue 37: "All the 4 fits failed", the library's message buried in
+    # scikit-learn's traceback
+    X, _ = credit_data
+    explainer = SequentialCounterfactualExplainer(
+        credit_model, actions=credit_actions, **TINY
+    )
+    search = GridSearchCV(
+        explainer,
+        {"population_size": [4, 8]},
+        scoring=ExplanationScorer(),
+        refit="combined",
+        cv=PredefinedSplit([-1] * len(X) + [0, 1] * 2),
+    )
+    rows = pd.concat([X, credit_rejected.head(4)])
+    with pytest.warns(UserWarning, match=r"FrozenEstimator\(model\)") as caught:
+        with pytest.raises(ValueError, match="fits failed"):
+            search.fit(rows)
+    first = next(w for w in caught if "FrozenEstimator" in str(w.message))
+    assert "clone holds an unfitted copy of its fitted Pipeline" in str(first.message)
+    # a frozen model is kept as it is: no warning
+    frozen = explainer.set_params(estimator=FrozenEstimator(credit_model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        GridSearchCV(frozen, {"population_size": [4]}, cv=search.cv).fit(rows)
