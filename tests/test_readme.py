@@ -56,3 +56,15 @@ def test_the_first_plan_snippet_runs_as_written(tmp_path, monkeypatch):
     shown = readme.split(MARKER, 1)[1].split("```text\n", 1)[1].split("...\n```")[0]
     for line in shown.splitlines()[1:]:
         assert line in text, line
+
+
+def test_the_readme_says_what_the_plot_extra_adds():
+    # issue 37: "[plot]" installs nothing new, matplotlib comes with pymoo
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    floor = re.search(r'^plot = \["matplotlib>=([\d.]+)"\]', pyproject, re.M)
+    assert floor, "the plot extra is matplotlib with a floor"
+    line = next(line for line in readme.splitlines() if '".[plot]"' in line)
+    assert f"matplotlib >= {floor.group(1)}" in line
+    assert "pymoo already installs a matplotlib" in readme
+    assert re.search(r'^\s+"pymoo>=', pyproject, re.M)  # which brings it
