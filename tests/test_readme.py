@@ -68,3 +68,29 @@ def test_the_readme_says_what_the_plot_extra_adds():
     assert f"matplotlib >= {floor.group(1)}" in line
     assert "pymoo already installs a matplotlib" in readme
     assert re.search(r'^\s+"pymoo>=', pyproject, re.M)  # which brings it
+
+
+def test_the_docs_price_actions_with_one_meaning():
+    # issue 37: costs= meant two things; the docs, notebooks and examples
+    # use prices= (the user guide and the changelog also name the old form)
+    shown = [
+        ROOT / "README.md",
+        ROOT / "docs" / "from_dice.md",
+        *sorted((ROOT / "docs" / "notebooks").glob("*.ipynb")),
+        *sorted((ROOT / "examples").glob("*.py")),
+    ]
+    for path in shown:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bcosts=\{", text), path.name
+    guide = (ROOT / "docs" / "user_guide.md").read_text(encoding="utf-8")
+    assert "**One price, one meaning.**" in guide
+    assert "prices=" in (ROOT / "docs" / "from_dice.md").read_text(encoding="utf-8")
+
+
+def test_from_dice_says_to_explain_many_people_in_one_call():
+    text = (ROOT / "docs" / "from_dice.md").read_text(encoding="utf-8")
+    section = text.split("## Many people: one call, not a loop", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "explainer.explain(rejected)" in section
+    assert re.search(r"# not: \[explainer\.explain\(rejected\.iloc", section)
+    assert "CPU s" in section
