@@ -60,14 +60,14 @@ class PerUnitCost:
 
 
 class PerLevelCost:
-    """Cost of a move along an order of categories: ``per_level`` times the
+    """Cost of a move along an order of categories: ``price`` times the
     number of levels moved. A value outside the order gives no price, so no
     step."""
 
-    def __init__(self, feature, order, per_level=1.0):
+    def __init__(self, feature, order, price=1.0):
         self.feature = feature
         self.order = list(order)
-        self.per_level = float(per_level)
+        self.price = float(price)
         self._ranks = pd.Index(self.order, dtype=object)
 
     def __call__(self, before, after):
@@ -75,32 +75,46 @@ class PerLevelCost:
         new = self._ranks.get_indexer(np.asarray(after[self.feature], dtype=object))
         levels = np.abs(new - old).astype(float)
         levels[(old < 0) | (new < 0)] = np.nan
-        return levels * self.per_level
+        return levels * self.price
+
+    def __setstate__(self, state):
+        # pickled before 0.2: the price of a level as ``per_level``
+        if "per_level" in state:
+            state = {**state, "price": state["per_level"]}
+            del state["per_level"]
+        self.__dict__.update(state)
 
     def __repr__(self):
         return (
             f"PerLevelCost({self.feature!r}, order={self.order!r}, "
-            f"per_level={self.per_level:g})"
+            f"price={self.price:g})"
         )
 
 
 class ChangeCost:
-    """Cost of setting an unordered category: ``cost`` for a change, 0 for
+    """Cost of setting an unordered category: ``price`` for a change, 0 for
     keeping the same value."""
 
-    def __init__(self, feature, cost=1.0):
+    def __init__(self, feature, price=1.0):
         self.feature = feature
-        self.cost = float(cost)
+        self.price = float(price)
 
     def __call__(self, before, after):
         # str labels arrive as a str array: compared as they are (fast)
         old, new = np.asarray(before[self.feature]), np.asarray(after[self.feature])
         if old.dtype.kind != "U" or new.dtype.kind != "U":
             old, new = old.astype(object), new.astype(object)
-        return np.where(old != new, self.cost, 0.0)
+        return np.where(old != new, self.price, 0.0)
+
+    def __setstate__(self, state):
+        # pickled before 0.2: the price of a change as ``cost``
+        if "cost" in state:
+            state = {**state, "price": state["cost"]}
+            del state["cost"]
+        self.__dict__.update(state)
 
     def __repr__(self):
-        return f"ChangeCost({self.feature!r}, cost={self.cost:g})"
+        return f"ChangeCost({self.feature!r}, price={self.price:g})"
 
 
 def unit_scale(values):
@@ -254,7 +268,7 @@ def make_actions(
     >>> for action in actions:
     ...     print(action.name, action.direction, action.cost)
     increase_savings increase PerUnitCost('savings', price=0.0001)
-    increase_education increase PerLevelCost('education', order=['HS', 'BSc', 'MSc'], per_level=2)
+    increase_education increase PerLevelCost('education', order=['HS', 'BSc', 'MSc'], price=2)
     >>> make_actions(X, permitted_range={"education": ["BSc", "Msc"]})
     Traceback (most recent call last):
     ...

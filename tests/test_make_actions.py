@@ -162,6 +162,19 @@ def test_a_cost_pickled_before_prices_loads_with_its_meaning():
     old.__setstate__({"feature": "credit_amount", "unit": 1000.0})
     assert repr(old) == "PerUnitCost('credit_amount', price=1, per=1000)"
     assert old({"credit_amount": [0.0]}, {"credit_amount": [2000.0]})[0] == 2.0
+    level = PerLevelCost.__new__(PerLevelCost)
+    level.__setstate__(
+        {"feature": "education", "order": LEVELS, "per_level": 2.0, "_ranks": None}
+    )
+    assert level.price == 2.0 and "per_level" not in vars(level)
+    change = ChangeCost.__new__(ChangeCost)
+    change.__setstate__({"feature": "housing", "cost": 1.5})
+    assert repr(change) == "ChangeCost('housing', price=1.5)"
+    # and as they are now, through pickle
+    import pickle
+
+    for cost in (PerUnitCost("a", 0.5), PerLevelCost("e", LEVELS, 2), ChangeCost("h")):
+        assert repr(pickle.loads(pickle.dumps(cost))) == repr(cost)
 
 
 def test_default_costs_are_scale_aware(people):
