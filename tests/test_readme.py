@@ -94,3 +94,17 @@ def test_from_dice_says_to_explain_many_people_in_one_call():
     assert "explainer.explain(rejected)" in section
     assert re.search(r"# not: \[explainer\.explain\(rejected\.iloc", section)
     assert "CPU s" in section
+
+
+def test_every_timing_says_what_it_measured():
+    # issue 37: "12 s", "2 s", "4.5 min" were wall-clock on an idle machine,
+    # 77 s, 59 s and 42 minutes on a shared one, and nothing said which
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "**Timings in this README**" in readme
+    figure = re.compile(r"(?<![\w.])~?\d+(?:\.\d+)?\s?(?:s|min|seconds|minutes)\b")
+    for chunk in readme.split("\n\n"):  # paragraphs, and groups of commands
+        if figure.search(chunk):
+            assert re.search(r"CPU|wall-clock", chunk), chunk[:200]
+    # the main job's and the tests' figures name the command that measures them
+    assert "OMP_NUM_THREADS=1 /usr/bin/time -v python -m pytest" in readme
+    assert "`OMP_NUM_THREADS=1 /usr/bin/time -v python -m\nsklearn_cscf`" in readme
