@@ -12,7 +12,7 @@ sample of its rows (:func:`probe_sample`)."""
 
 import copy
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -24,6 +24,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from sklearn_cscf._compiled_actions import CompiledAction, probe_costs
 from sklearn_cscf._compiled_graph import CompiledGraph
@@ -193,6 +194,26 @@ def resolve(settings, X, given, y):
     )
 
 
+def warn_unfitted_clone(original, cloned, stacklevel=1):
+    """Warn when a clone of the explainer holds its fitted model unfitted
+    (scikit-learn's ``clone`` of a fitted model, in a grid search say): its
+    ``fit`` would need ``y`` and explain another model. ``stacklevel``: the
+    frames from the caller to the user."""
+    if original is None or not is_fitted(original) or is_fitted(cloned):
+        return
+    name = type(original).__name__
+    warnings.warn(
+        f"The explainer's clone holds an unfitted copy of its fitted {name}: "
+        "scikit-learn's clone (in GridSearchCV, cross_validate, ...) clones "
+        "the model unfitted, so the clone's fit would need y to fit it again, "
+        "and explain that model. To explain this fitted model there, wrap "
+        "it: SequentialCounterfactualExplainer(FrozenEstimator(model), ...) "
+        "with from sklearn.frozen import FrozenEstimator.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def probe_sample(encoded):
     """Up to ``PROBE_ROWS`` encoded rows of ``fit``, in a seeded random
     order: the rows the model (:func:`needs_predict`,
@@ -257,18 +278,45 @@ def _resolve_actions(actions, schema, immutable, X):
     return actions
 
 
-def compiled_for(X, schema, actions, graph, feature_graph):
+def compiled_for(X, schema, actions, graph, feature_graph, stacklevel=1):
     """The schema, actions and graph to explain ``X`` with: those of ``fit``
-    (given), or copies that also know the categories ``X`` brings."""
+    (given), or copies that also know the categories ``X`` brings, which one
+    warning names (``stacklevel``: the frames from the caller to the
+    user)."""
     unseen = schema.unseen_categories(X)
     if not unseen:
         return schema, actions, graph
+    warn_unseen(X, schema, unseen, stacklevel + 1)
     schema = copy.deepcopy(schema)
     for j, labels in unseen.items():
         for label in labels:
             schema.add_category(j, label)
     actions = [CompiledAction(a.action, schema) for a in actions]
     return schema, actions, CompiledGraph(feature_graph, schema, actions)
+
+
+def warn_unseen(X, schema, unseen, stacklevel):
+    """One warning naming each column of ``X`` with categories ``fit`` did
+    not see (``unseen``: ``{j: labels}``), its labels and how many rows."""
+    parts = []
+    for j, labels in unseen.items():
+        column = X.iloc[:, j] if isinstance(X, pd.DataFrame) else X[:, j]
+        rows = int(pd.Series(np.asarray(column, dtype=object)).isin(labels).sum())
+        shown = ", ".join(repr(label) for label in labels[:5])
+        more = f" and {len(labels) - 5} more" if len(labels) > 5 else ""
+        row_s = "row" if rows == 1 else "rows"
+        parts.append(f"column {schema.names[j]!r} has {shown}{more} ({rows} {row_s})")
+    warnings.warn(
+        "X holds categories that fit did not see: "
+        + "; ".join(parts)
+        + ". The model was not fitted on them either, so its answers about "
+        "these rows (and plans from them) may mean little: an encoder that "
+        "ignores unknown categories reads them as no category at all. Fit the "
+        "explainer on data holding them, or declare them as categories of a "
+        "pandas Categorical, to explain such rows as any other.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def reference_rows(encoded):
@@ -371,25 +419,50 @@ def needs_predict(estimator, schema, rows, classes):
         return True
     model = ModelAdapter(estimator, schema, classes)
     X_rows = schema.to_model_input(rows)
-    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
+    hint = _array_hint(estimator, schema)
+    with asking(estimator, _in_fit("predict_proba", rows.shape[0]), hint):
         chance = model.checked_proba(estimator.predict_proba(X_rows), rows.shape[0])
-        if not model.has_predict:
-            return False
+    if not model.has_predict:
+        return False
+    with asking(estimator, _in_fit("predict", rows.shape[0]), hint):
         return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
 
 
+def _in_fit(method, n):
+    """What the explainer's ``fit`` was doing when the model's ``method``
+    raised, in words."""
+    return (
+        f"in its {method}, which the explainer's fit calls on {n} rows of the "
+        "X given to it"
+    )
+
+
+def _array_hint(estimator, schema):
+    """What to do when a model fitted on named columns is asked about an
+    array's rows (no names): pass a DataFrame; else nothing."""
+    names = getattr(estimator, "feature_names_in_", None)
+    if names is None or all(isinstance(name, str) for name in schema.names):
+        return ""
+    shown = ", ".join(repr(str(name)) for name in list(names)[:5])
+    more = ", ..." if len(names) > 5 else ""
+    return (
+        f" The model was fitted on named columns ({shown}{more}), and X has "
+        "none (an array): pass X as a DataFrame with those columns."
+    )
+
+
 @contextmanager
-def asking(estimator, doing):
-    """Re-raise an exception of the model with what was being done: the same
-    type where it can be built from a message (else ``RuntimeError``), the
-    model's own exception as its ``__cause__``."""
+def asking(estimator, doing, hint=""):
+    """Re-raise an exception of the model with what was being done (and a
+    ``hint`` of what may help): the same type where it can be built from a
+    message (else ``RuntimeError``), the model's own exception as its
+    ``__cause__``."""
     try:
         yield
     except Exception as exc:
         message = (
             f"The estimator {type(estimator).__name__} raised "
-            f"{type(exc).__name__} {doing}: {exc}"
+            f"{type(exc).__name__} {doing}: {exc}{hint}"
         )
         try:
             wrapped = type(exc)(message)
@@ -408,8 +481,8 @@ def answers_vary(estimator, schema, rows, classes):
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):
         method = "predict"
-    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
-    with asking(estimator, doing):
+    doing = _in_fit(method, rows.shape[0])
+    with asking(estimator, doing, _array_hint(estimator, schema)):
         first = np.asarray(getattr(estimator, method)(X))
         second = np.asarray(getattr(estimator, method)(X))
     if first.shape == second.shape and (
@@ -469,7 +542,8 @@ def default_estimator(schema, random_state):
 
 def fit_model(estimator, X, y, schema, random_state):
     """``estimator`` as it is when fitted; otherwise a fitted clone of it (or
-    of the default classifier when ``None``)."""
+    of the default classifier when ``None``, fitted under the thread limits
+    of ``explain``: one BLAS/OpenMP thread)."""
     if estimator is not None and is_fitted(estimator):
         return estimator
     if y is None:
@@ -480,7 +554,8 @@ def fit_model(estimator, X, y, schema, random_state):
             "fitted model is unfitted), wrap the fitted model in "
             "sklearn.frozen.FrozenEstimator to keep it as it is."
         )
-    if estimator is None:
+    default = estimator is None
+    if default:
         estimator = default_estimator(schema, random_state)
     elif not hasattr(estimator, "fit"):
         raise TypeError(
@@ -495,5 +570,11 @@ def fit_model(estimator, X, y, schema, random_state):
                 f"The unfitted estimator {type(estimator).__name__} cannot be "
                 f"cloned ({exc}); fit it first and pass the fitted model."
             ) from None
-    with asking(estimator, "in its fit on the X and y given to the explainer's fit"):
+    # the default model: one BLAS/OpenMP thread, as explain's blocks (on a
+    # busy machine its trees train many times faster; the model is the same)
+    limits = threadpool_limits(limits=1) if default else nullcontext()
+    with (
+        limits,
+        asking(estimator, "in its fit on the X and y given to the explainer's fit"),
+    ):
         return estimator.fit(X, y)

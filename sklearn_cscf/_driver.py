@@ -16,6 +16,7 @@ checkpoint change the output.
 """
 
 import hashlib
+import time
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -77,7 +78,12 @@ def run(
     user, for warnings.
     """
     schema, actions, graph = compiled_for(
-        X, fitted.schema, fitted.actions, fitted.graph, settings.feature_graph
+        X,
+        fitted.schema,
+        fitted.actions,
+        fitted.graph,
+        settings.feature_graph,
+        stacklevel=stacklevel + 1,
     )
     encoded = schema.encode(X)
     check_finite(encoded, schema)
@@ -113,6 +119,7 @@ def run(
         settings.max_plans,
         settings.all_orders,
         fitted.classes,
+        margin=target.margin_of,
     )
     job = Job(
         problem,
@@ -334,8 +341,24 @@ def _explain_block(shipment, x0, targets, seeds, errors):
     # own joblib calls (a ColumnTransformer's, say) run in place: under the
     # Dask backend they would otherwise become cluster tasks, a round trip
     # through the scheduler at every model call.
+    start = time.process_time()
     with threadpool_limits(limits=1), parallel_config(backend="sequential"):
-        return explain_block(shipment.problem, x0, targets, seeds, errors)
+        results = explain_block(shipment.problem, x0, targets, seeds, errors)
+    share_cpu_seconds(results, time.process_time() - start)
+    return results
+
+
+def share_cpu_seconds(results, seconds):
+    """Each result's ``cpu_seconds``: its share of the CPU ``seconds`` of its
+    block, as of the block's wall-clock time (``total_seconds``; equal
+    shares where the block measured none)."""
+    wall = np.array([r.diagnostics.total_seconds for r in results], dtype=float)
+    if wall.sum() > 0:
+        share = wall / wall.sum()
+    else:
+        share = np.full(len(results), 1.0 / max(len(results), 1))
+    for result, part in zip(results, share):
+        result.diagnostics.cpu_seconds = float(seconds * part)
 
 
 def _blocks(n, batch_size, n_workers):

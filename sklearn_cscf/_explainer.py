@@ -6,7 +6,7 @@ from numbers import Integral, Real
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklearn_cscf._compile import Settings, feature_info, resolve
+from sklearn_cscf._compile import Settings, feature_info, resolve, warn_unfitted_clone
 from sklearn_cscf._driver import run
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._sklearn_compat import (
@@ -62,7 +62,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         wrappers exposing ``classes_``, ``predict_proba`` or ``predict`` and
         ``__sklearn_is_fitted__``. An unfitted one is cloned and fitted on
         ``fit(X, y)``. ``None`` fits a histogram gradient boosting classifier
-        (categories one-hot encoded) on ``(X, y)``.
+        (categories one-hot encoded) on ``(X, y)``, with one OpenMP thread as
+        ``explain``'s searches have (the same model, trained many times
+        faster on a busy machine).
     actions : list of Action, default=None
         The actions a person can take. ``None``: one action per mutable
         feature (``set_<feature>``), any observed value or category.
@@ -90,6 +92,12 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``0.6`` for plans with a margin over a 0.5 decision threshold. A row
         the model accepts with less than that needs recourse too. The
         probabilities are compared at 10 decimals (so is ``replay``).
+        Without it, refinement pulls each plan to the least change the model
+        accepts, so plans often end just past the threshold: the frame's
+        ``margin`` says how far, and :func:`~sklearn_cscf.describe` flags
+        plans less than 0.05 above it as fragile. ``None`` keeps the paper's
+        definition (the model's decision alone) and every model's own
+        threshold; how much margin is enough depends on the model.
     immutable_features : list, default=None
         Features that the default actions leave alone, and that no action may
         change.
@@ -414,7 +422,13 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             (probability of the target class after the step; NaN for a model
             without ``predict_proba``),
             ``prediction`` (a regressor's output after the step; NaN for a
-            classifier), ``plausibility`` (only with ``plausibility``),
+            classifier), ``margin`` (how far the sequence ends past the
+            line: its last ``target_proba`` above the decision threshold of
+            a binary classifier deciding by the arg-max of its
+            probabilities, or its last ``prediction`` inside
+            ``target_range``; NaN where no fixed threshold is known: three
+            classes or more, a threshold of the model's own),
+            ``plausibility`` (only with ``plausibility``),
             ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
             ``length``, ``target_class``, ``status`` (``"ok"``) and
             ``message``. Every row of ``X`` is answered, in input order: a
@@ -438,9 +452,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             calls holding at least one of its states), ``n_model_rows`` (its
             states sent to the classifier), ``model_seconds`` (its share, by
             rows, of those calls' time), ``total_seconds`` (its share of its
-            block's time), ``n_refined`` (sequences of the front, before
-            ``max_plans`` and ``all_orders``, refined and cheaper than the
-            cheapest sequence the search found) and ``message``.
+            block's wall-clock time), ``n_refined`` (sequences of the front,
+            before ``max_plans`` and ``all_orders``, refined and cheaper than
+            the cheapest sequence the search found), ``cpu_seconds`` (its
+            share, as of ``total_seconds``, of the CPU time of the process
+            or worker that explained its block) and ``message``.
 
         Other Parameters
         ----------------
@@ -573,6 +589,14 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         if statuses.empty:
             return 1.0
         return float((statuses == STATUS_OK).mean())
+
+    def __sklearn_clone__(self):
+        # scikit-learn's clone; a fitted model cloned unfitted is said at once,
+        # not as one error buried among a grid search's failed fits
+        cloned = super().__sklearn_clone__()
+        # this method, sklearn's clone, its caller
+        warn_unfitted_clone(self.estimator, cloned.estimator, stacklevel=3)
+        return cloned
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,6 +23,10 @@ STATE_KEYS = ("instance", "solution", "step")
 # installed (pyarrow storage changes what groupby aggregations return)
 TEXT = pd.StringDtype("python")
 
+# a classifier's plan ending less than this above the decision threshold is
+# fragile: the text flags it, the plots shade where it lies
+FRAGILE = 0.05
+
 # what returns the frames the public functions take
 EXPLAIN = "SequentialCounterfactualExplainer.explain"
 # what explain(X, <keyword>=True) returns besides the explanations
@@ -88,6 +92,9 @@ COLUMNS = {
     "cost": float,
     "target_proba": float,
     "prediction": float,  # a regressor's output after the step
+    # how far the plan ends past the line: its last target_proba above the
+    # decision threshold, or its last prediction inside the target range
+    "margin": float,
     "sequence_cost": float,
     "sequence_effort": float,
     "gower_distance": float,
@@ -138,6 +145,7 @@ def build_frame(
     reported="target_proba",
     objectives=(),
     classes=None,
+    margin=None,
 ):
     """One row per step of each solution; one status row per other instance.
 
@@ -146,7 +154,9 @@ def build_frame(
     step (``"target_proba"`` or ``"prediction"``); ``objectives`` are extra
     objectives reported as columns of their own (e.g. plausibility);
     ``classes`` are the model's classes, of which ``reached_class`` names
-    the one after the last step (missing for a regressor).
+    the one after the last step (missing for a regressor); ``margin(scores,
+    codes)`` says how far each sequence's last score lies past the line (the
+    target's ``margin_of``; missing without it).
     """
     records = []
     for label, result in zip(index, results):
@@ -163,6 +173,12 @@ def build_frame(
             )
             continue
         plans = plan_ids(result.order, result.lengths)
+        margins = np.full(result.n_solutions, np.nan)
+        if margin is not None:
+            last = result.lengths - 1
+            finals = result.step_score[np.arange(result.n_solutions), last]
+            codes = np.full(result.n_solutions, result.target, dtype=np.intp)
+            margins = margin(finals, codes)
         for s in range(result.n_solutions):
             length = int(result.lengths[s])
             reached = None
@@ -188,6 +204,7 @@ def build_frame(
                         "discount": result.discount[s, t],
                         "cost": result.step_cost[s, t],
                         reported: result.step_score[s, t],
+                        "margin": margins[s],
                         **{name: result.objectives[name][s] for name in objectives},
                         "sequence_cost": result.sequence_cost[s],
                         "sequence_effort": result.sequence_effort[s],
@@ -330,41 +347,107 @@ def plain(label):
     return label.item() if isinstance(label, np.generic) else label
 
 
-def sequences(ok):
-    """One row per sequence of the (checked) ``ok`` rows: ``instance``,
-    ``solution``, ``plan``, ``actions`` (a tuple in step order), ``length``,
-    ``cost`` and ``other_values`` (the same steps as a cheaper sequence, with
-    other values: a frame of ``all_values=True``); by instance (in the
-    frame's order), then cost."""
-    ordered = ok.sort_values("step", kind="stable")
-    grouped = ordered.groupby(["instance", "solution"], sort=False)
-    table = (
-        grouped["action"]
-        .agg(lambda names: tuple(str(name) for name in names))
-        .rename("actions")
-        .reset_index()
-    )
-    table["length"] = table["actions"].map(len)
-    firsts = grouped.first()  # in the order of table's rows
-    if "sequence_cost" in ok.columns:
-        table["cost"] = firsts["sequence_cost"].to_numpy(dtype=float)
+# the frame's per-sequence columns (the same on each step row of a
+# sequence), which the table of sequences carries; and the columns it takes
+# after the last step
+PER_SEQUENCE = (
+    "sequence_cost",
+    "sequence_effort",
+    "gower_distance",
+    "plausibility",
+    "target_class",
+    "reached_class",
+    "margin",
+)
+AFTER_LAST = ("target_proba", "prediction")
+
+
+def sequences(frame, required=(), why=None):
+    """One row per sequence of the ``"ok"`` rows of ``frame``: the table every
+    post-hoc reader (the text, the choice of a plan, the plots) reads.
+
+    ``frame`` is a whole frame or its ``"ok"`` rows, their steps checked
+    whole (:func:`check_steps`). The columns, as far as the frame has them:
+
+    - ``instance``, and ``code``: the instance's position among the
+      frame's instances (as :func:`instance_rows` numbers them);
+    - ``solution``, ``plan``, ``actions`` (a tuple in step order),
+      ``length`` (its steps), ``cost`` (its ``sequence_cost``; the solution
+      number where the frame has none: solutions are numbered by ascending
+      cost) and ``other_values`` (the same steps as a cheaper sequence, with
+      other values: a frame of ``all_values=True``);
+    - each per-sequence column of the frame (``PER_SEQUENCE``:
+      ``sequence_cost``, ``sequence_effort``, ``gower_distance``,
+      ``plausibility``, ``target_class``, ``reached_class``, ``margin``):
+      its value on the sequence's rows;
+    - ``target_proba`` and ``prediction``: after the last step.
+
+    By instance (in the frame's order), then cost. ``required`` names the
+    columns every step row of a sequence must hold a value of: a missing
+    one is a ``ValueError`` naming the instance, the solution and the
+    column, then ``why`` (by default: pass explain's frame).
+    """
+    codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
+    ok = is_ok(frame)
+    steps = frame[ok].assign(code=codes[ok])
+    _check_values(steps, required, why)
+    ordered = steps.sort_values("step", kind="stable")
+    grouped = ordered.groupby(["code", "solution"], sort=False)
+    table = grouped.size().rename("length").reset_index()
+    if "action" in steps.columns:
+        table["actions"] = (
+            grouped["action"]
+            .agg(lambda names: tuple(str(name) for name in names))
+            .to_numpy()
+        )
+    firsts = [c for c in ("instance", "plan", *PER_SEQUENCE) if c in steps.columns]
+    firsts = grouped[firsts].first()  # in the order of table's rows
+    for name in firsts.columns:
+        table[name] = firsts[name].to_numpy()
+    lasts = [c for c in AFTER_LAST if c in steps.columns]
+    if lasts:
+        lasts = grouped[lasts].last()
+        for name in lasts.columns:
+            table[name] = lasts[name].to_numpy(dtype=float)
+    if "sequence_cost" in steps.columns:
+        table["cost"] = table["sequence_cost"].to_numpy(dtype=float)
     else:  # solutions are numbered by ascending cost
         table["cost"] = table["solution"].to_numpy(dtype=float)
-    numbered = "plan" in ok.columns and not ok["plan"].isna().any()
+    numbered = "plan" in steps.columns and not steps["plan"].isna().any()
+    table = table.sort_values(["code", "cost", "solution"], kind="stable")
+    table = table.reset_index(drop=True)
     if numbered:
-        table["plan"] = firsts["plan"].to_numpy(dtype=int)
-    rank = {label: i for i, label in enumerate(ok["instance"].unique().tolist())}
-    table["_rank"] = table["instance"].map(rank)
-    table = table.sort_values(["_rank", "cost", "solution"], kind="stable")
-    table = table.drop(columns="_rank").reset_index(drop=True)
-    if not numbered:  # the frame's rule: the same set of actions, numbered by cost
+        table["plan"] = table["plan"].to_numpy(dtype=int)
+    elif "actions" in table:  # the frame's rule: one set of actions, one plan
         table["plan"] = [
             plan
-            for _, group in table.groupby("instance", sort=False)
+            for _, group in table.groupby("code", sort=False)
             for plan in number_plans(group["actions"])
         ]
-    table["other_values"] = table.duplicated(["instance", "actions"])
-    return table
+    if "actions" in table:
+        table["other_values"] = table.duplicated(["code", "actions"])
+    else:
+        table["other_values"] = False
+    head = ["instance", "code", "solution", "plan", "actions", "length", "cost"]
+    head = [c for c in head if c in table.columns]
+    return table[head + [c for c in table.columns if c not in head]]
+
+
+def _check_values(steps, required, why):
+    """Every step row holds a value of each ``required`` column."""
+    needed = [c for c in dict.fromkeys(required) if c in steps.columns]
+    if not needed:
+        return
+    missing = steps[needed].isna().to_numpy()
+    if missing.any():
+        row, column = np.argwhere(missing)[0]
+        label = plain(steps["instance"].iloc[row])
+        solution = plain(steps["solution"].iloc[row])
+        why = why or f"pass the DataFrame returned by {EXPLAIN}."
+        raise ValueError(
+            f"instance {label!r} has a NaN {needed[column]} (solution "
+            f"{solution}); {why}"
+        )
 
 
 def free_orders(ok, states=None):

@@ -28,35 +28,46 @@ __all__ = ["ChangeCost", "PerLevelCost", "PerUnitCost", "make_actions", "unit_sc
 # costs
 # ---------------------------------------------------------------------- #
 class PerUnitCost:
-    """Cost of a numeric change: ``|after - before| / unit``.
+    """Cost of a numeric change: ``price`` per ``per`` of change,
+    ``|after - before| / per * price``.
 
-    ``PerUnitCost("credit_amount", 1000)`` charges 1 per 1,000 of change.
-    A missing value before or after gives no price, so no step.
+    ``PerUnitCost("credit_amount", 0.001)`` charges 0.001 per unit of
+    change, and so does ``PerUnitCost("credit_amount", 1, per=1000)`` (1
+    per 1,000; :func:`make_actions`' default costs are 1 per interquartile
+    range). A missing value before or after gives no price, so no step.
     """
 
-    def __init__(self, feature, unit):
+    def __init__(self, feature, price=1.0, *, per=1.0):
         self.feature = feature
-        self.unit = float(unit)
+        self.price = float(price)
+        self.per = float(per)
 
     def __call__(self, before, after):
         change = np.asarray(after[self.feature], dtype=float) - np.asarray(
             before[self.feature], dtype=float
         )
-        return np.abs(change) / self.unit
+        return np.abs(change) / self.per * self.price
+
+    def __setstate__(self, state):
+        # pickled before 0.2: the change that costs 1, as ``unit``
+        if "unit" in state:
+            state = {"feature": state["feature"], "price": 1.0, "per": state["unit"]}
+        self.__dict__.update(state)
 
     def __repr__(self):
-        return f"PerUnitCost({self.feature!r}, unit={self.unit:g})"
+        per = "" if self.per == 1 else f", per={self.per:g}"
+        return f"PerUnitCost({self.feature!r}, price={self.price:g}{per})"
 
 
 class PerLevelCost:
-    """Cost of a move along an order of categories: ``per_level`` times the
+    """Cost of a move along an order of categories: ``price`` times the
     number of levels moved. A value outside the order gives no price, so no
     step."""
 
-    def __init__(self, feature, order, per_level=1.0):
+    def __init__(self, feature, order, price=1.0):
         self.feature = feature
         self.order = list(order)
-        self.per_level = float(per_level)
+        self.price = float(price)
         self._ranks = pd.Index(self.order, dtype=object)
 
     def __call__(self, before, after):
@@ -64,32 +75,46 @@ class PerLevelCost:
         new = self._ranks.get_indexer(np.asarray(after[self.feature], dtype=object))
         levels = np.abs(new - old).astype(float)
         levels[(old < 0) | (new < 0)] = np.nan
-        return levels * self.per_level
+        return levels * self.price
+
+    def __setstate__(self, state):
+        # pickled before 0.2: the price of a level as ``per_level``
+        if "per_level" in state:
+            state = {**state, "price": state["per_level"]}
+            del state["per_level"]
+        self.__dict__.update(state)
 
     def __repr__(self):
         return (
             f"PerLevelCost({self.feature!r}, order={self.order!r}, "
-            f"per_level={self.per_level:g})"
+            f"price={self.price:g})"
         )
 
 
 class ChangeCost:
-    """Cost of setting an unordered category: ``cost`` for a change, 0 for
+    """Cost of setting an unordered category: ``price`` for a change, 0 for
     keeping the same value."""
 
-    def __init__(self, feature, cost=1.0):
+    def __init__(self, feature, price=1.0):
         self.feature = feature
-        self.cost = float(cost)
+        self.price = float(price)
 
     def __call__(self, before, after):
         # str labels arrive as a str array: compared as they are (fast)
         old, new = np.asarray(before[self.feature]), np.asarray(after[self.feature])
         if old.dtype.kind != "U" or new.dtype.kind != "U":
             old, new = old.astype(object), new.astype(object)
-        return np.where(old != new, self.cost, 0.0)
+        return np.where(old != new, self.price, 0.0)
+
+    def __setstate__(self, state):
+        # pickled before 0.2: the price of a change as ``cost``
+        if "cost" in state:
+            state = {**state, "price": state["cost"]}
+            del state["cost"]
+        self.__dict__.update(state)
 
     def __repr__(self):
-        return f"ChangeCost({self.feature!r}, cost={self.cost:g})"
+        return f"ChangeCost({self.feature!r}, price={self.price:g})"
 
 
 def unit_scale(values):
@@ -126,8 +151,9 @@ def make_actions(
     permitted_range=None,
     immutable=None,
     directions=None,
-    costs=None,
+    prices=None,
     orders=None,
+    costs=None,
 ):
     """One action per feature that may change, from a few declarations.
 
@@ -165,13 +191,16 @@ def make_actions(
         ``{feature: "increase" | "decrease" | "any"}``: numbers only go up
         (down), categories only later (earlier) in their order. Default
         ``"any"``, except ``"increase"`` for a feature listed in ``orders``.
-    costs : dict, default=None
-        ``{feature: unit}``. For a numeric feature, the change that costs 1:
-        ``{"credit_amount": 1000}`` charges 1 per 1,000. For an ordered
-        categorical feature, the cost of one level; for an unordered one, the
-        cost of a change. A callable ``cost(before, after)`` is used as it is
-        (see :class:`~sklearn_cscf.Action`). Default: a numeric change costs
-        1 per interquartile range of the feature in ``X`` (see below), one
+    prices : dict, default=None
+        ``{feature: price}``: what one unit of change costs, with one rule
+        for every kind of feature. For a number, the price of a change of 1
+        in its own unit: ``{"credit_amount": 0.001}`` charges 1 per 1,000,
+        ``{"age": 2}`` 2 per year. For an ordered categorical feature, the
+        price of one level; for an unordered one, the price of a change. So
+        ``{"hours": 0.5, "job": 0.5}`` charges the same for one more hour
+        as for another job. A callable ``cost(before, after)`` is used as it
+        is (see :class:`~sklearn_cscf.Action`). Default: a number costs 1
+        per interquartile range of the feature in ``X`` (see below), one
         level or one change of category costs 1.
     orders : dict, default=None
         ``{feature: [label, ...]}``: the order of an ordered categorical
@@ -179,6 +208,12 @@ def make_actions(
         it (``directions`` can say ``"decrease"`` or ``"any"``) and cost per
         level moved. A pandas ordered ``Categorical`` column (a polars
         ``Enum``) gives its order without this, with direction ``"any"``.
+    costs : dict, default=None
+        Deprecated since 0.2, removed in 0.3: use ``prices``. It gave a
+        number the change that costs 1 (``{"credit_amount": 1000}``) but a
+        category the price of a change, two meanings for one keyword; it
+        keeps them until it goes, with a ``FutureWarning`` that gives the
+        same declarations as ``prices``. Giving both is an error.
 
     Returns
     -------
@@ -189,7 +224,8 @@ def make_actions(
         action's (``decrease_worst_area`` for ``"worst area"``), unless that
         name is another action's; the action's ``feature`` keeps the
         column's name. Each ``cost`` is a ``PerUnitCost``, ``PerLevelCost``
-        or ``ChangeCost`` object (or the callable given).
+        or ``ChangeCost`` object (or the callable given), whose ``repr``
+        says what it charges.
 
     Raises
     ------
@@ -226,13 +262,13 @@ def make_actions(
     >>> actions = make_actions(
     ...     X, immutable=["age"],
     ...     directions={"savings": "increase"},
-    ...     costs={"savings": 10_000},                    # 1 per 10,000
-    ...     orders={"education": ["HS", "BSc", "MSc"]},  # one level: 1
+    ...     prices={"savings": 0.0001, "education": 2},  # 1 per 10,000; 2 a level
+    ...     orders={"education": ["HS", "BSc", "MSc"]},
     ... )
     >>> for action in actions:
     ...     print(action.name, action.direction, action.cost)
-    increase_savings increase PerUnitCost('savings', unit=10000)
-    increase_education increase PerLevelCost('education', order=['HS', 'BSc', 'MSc'], per_level=1)
+    increase_savings increase PerUnitCost('savings', price=0.0001)
+    increase_education increase PerLevelCost('education', order=['HS', 'BSc', 'MSc'], price=2)
     >>> make_actions(X, permitted_range={"education": ["BSc", "Msc"]})
     Traceback (most recent call last):
     ...
@@ -248,8 +284,9 @@ def make_actions(
     names = schema.names
     permitted_range = _mapping(permitted_range, "permitted_range", names)
     directions = _mapping(directions, "directions", names)
-    costs = _mapping(costs, "costs", names)
+    prices = _mapping(prices, "prices", names)
     orders = _mapping(orders, "orders", names)
+    per = _deprecated_costs(_mapping(costs, "costs", names), prices, schema)
     immutable = _feature_list(immutable, "immutable", names)
     if features_to_vary is None or (
         isinstance(features_to_vary, str) and features_to_vary == "all"
@@ -268,7 +305,8 @@ def make_actions(
         {
             "permitted_range": permitted_range,
             "directions": directions,
-            "costs": costs,
+            "prices": prices,
+            "costs": per,
             "orders": orders,
         },
         varied,
@@ -277,11 +315,11 @@ def make_actions(
     actions = []
     for name in varied:
         j = schema.index[name]
-        permitted, cost = permitted_range.get(name), costs.get(name)
+        permitted, price = permitted_range.get(name), prices.get(name)
         if schema.is_categorical[j]:
             direction, order = directions.get(name), orders.get(name)
             action = _categorical_action(
-                name, schema, j, permitted, direction, cost, order
+                name, schema, j, permitted, direction, price, order
             )
         elif name in orders:
             raise ValueError(
@@ -290,7 +328,9 @@ def make_actions(
             )
         else:
             whole, direction = bool(schema.is_integer[j]), directions.get(name, "any")
-            action = _numeric_action(name, X[name], whole, permitted, direction, cost)
+            action = _numeric_action(
+                name, X[name], whole, permitted, direction, price, per.get(name)
+            )
         actions.append(action)
     if not actions:
         raise ValueError("No feature may change: there is nothing to do.")
@@ -316,21 +356,29 @@ def _action(name, direction, **kwargs):
     return Action(f"{prefix}_{name}", name, direction=direction, **kwargs)
 
 
-def _numeric_action(name, column, is_integer, permitted, direction, cost):
+def _numeric_action(name, column, is_integer, permitted, direction, price, unit):
+    """``price`` per unit of change; or, from the deprecated ``costs=``,
+    ``unit``: the change that costs 1."""
     _check_direction(name, direction)
     values, step = None, None
     if permitted is not None:
         values = _numeric_range(name, permitted)
         if is_integer:
             values, step = _whole_range(name, values), 1
-    if cost is None:
-        cost = PerUnitCost(name, unit_scale(column))
-    elif not callable(cost):
-        cost = PerUnitCost(name, _positive(cost, f"costs[{name!r}]"))
+    if callable(unit):
+        cost = unit
+    elif unit is not None:
+        cost = PerUnitCost(name, per=_positive(unit, f"costs[{name!r}]"))
+    elif price is None:
+        cost = PerUnitCost(name, per=unit_scale(column))
+    elif callable(price):
+        cost = price
+    else:
+        cost = PerUnitCost(name, _positive(price, f"prices[{name!r}]"))
     return _action(name, direction, values=values, cost=cost, step=step)
 
 
-def _categorical_action(name, schema, j, permitted, direction, cost, order):
+def _categorical_action(name, schema, j, permitted, direction, price, order):
     known = list(schema.categories[j])
     if order is not None:
         if not is_listlike(order) or len(order) < 2:
@@ -379,12 +427,60 @@ def _categorical_action(name, schema, j, permitted, direction, cost, order):
             # the order stays whole, so that moves count its levels; the
             # values reached are limited to the permitted ones
             condition = OneOf(name, permitted)
+    cost = price
     if not callable(cost):
-        cost = _positive(1.0 if cost is None else cost, f"costs[{name!r}]")
+        cost = _positive(1.0 if cost is None else cost, f"prices[{name!r}]")
         cost = (
             ChangeCost(name, cost) if order is None else PerLevelCost(name, order, cost)
         )
     return _action(name, direction, values=values, cost=cost, postcondition=condition)
+
+
+def _deprecated_costs(costs, prices, schema):
+    """The entries of the deprecated ``costs=`` whose meaning ``prices=``
+    does not share: ``{numeric feature: the change that costs 1}``; its
+    entries for categories are prices, merged into ``prices``. Warns with
+    the same declarations as ``prices=``."""
+    if not costs:
+        return {}
+    if prices:
+        raise ValueError(
+            "give prices= alone: costs= is its deprecated form (for a number, "
+            "the change that costs 1), and both were given."
+        )
+    translated = {}
+    for name, value in costs.items():
+        numeric = not schema.is_categorical[schema.index[name]]
+        if callable(value):
+            translated[name] = "<the same callable>"
+        elif numeric and isinstance(value, Real) and value > 0:
+            translated[name] = _one_over(value)
+        else:
+            translated[name] = value
+    entries = ", ".join(f"{name!r}: {value}" for name, value in translated.items())
+    warnings.warn(
+        "make_actions(costs=...) is deprecated since 0.2 and will be removed "
+        "in 0.3: it read a number's entry as the change that costs 1 and a "
+        "category's as the price of a change. Use prices=, the price of one "
+        "unit of change for every feature (a number's unit, a level, a "
+        f"change); the same declarations are prices={{{entries}}}.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    numbers = {}
+    for name, value in costs.items():
+        if schema.is_categorical[schema.index[name]]:
+            prices[name] = value
+        else:
+            numbers[name] = value
+    return numbers
+
+
+def _one_over(unit):
+    """``1 / unit`` as a reader writes it: ``0.001``, or ``1 / 6``."""
+    price = 1.0 / unit
+    text = f"{price:g}"
+    return text if float(text) == price else f"1 / {unit:g}"
 
 
 class OneOf:

@@ -32,6 +32,7 @@ class Output:
     max_plans: int | None = None
     all_orders: bool = True
     classes: object = None  # the model's classes (None: a regressor)
+    margin: object = None  # the target's margin_of(scores, codes)
 
 
 @dataclass
@@ -73,6 +74,7 @@ def make_piece(results, positions, labels, output, with_states, store=None, foun
         output.reported,
         output.objectives,
         output.classes,
+        output.margin,
     )
     states = states_rows = None
     if with_states:

@@ -2,6 +2,7 @@
 
 import os
 import textwrap
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 from sklearn_cscf._frames import (
     COLUMNS,
     EXPLAIN,
+    FRAGILE,
     STATE_KEYS,
     changed,
     check_frame,
@@ -23,7 +25,12 @@ from sklearn_cscf._frames import (
 )
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._saving import read_frame, write_frame
-from sklearn_cscf._sklearn_compat import HasMethods, validate_params
+from sklearn_cscf._sklearn_compat import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    validate_params,
+)
 from sklearn_cscf._status import (
     STATUS_ALREADY_TARGET,
     STATUS_NO_COUNTERFACTUAL,
@@ -35,7 +42,7 @@ __all__ = ["describe", "read_explanations", "show", "write_explanations"]
 
 # the columns of explain's frame that the text needs: not the typed numbers
 # (the values as text stand in) nor the target class (target_name does)
-_OPTIONAL = ("old_number", "new_number", "target_class", "reached_class")
+_OPTIONAL = ("old_number", "new_number", "target_class", "reached_class", "margin")
 _REQUIRED = tuple(name for name in COLUMNS if name not in _OPTIONAL)
 # what a status without sequences means, and what may help
 _HINTS = {
@@ -52,6 +59,9 @@ _HINTS = {
 }
 # how a header (the profile) or a status too long for a line wraps
 _WRAP = {"width": 100, "subsequent_indent": "    ", "break_on_hyphens": False}
+# profile="auto" lists every feature of an X of at most this many columns,
+# else the features the plans change
+_PROFILE_COLUMNS = 15
 
 
 @validate_params(
@@ -64,6 +74,8 @@ _WRAP = {"width": 100, "subsequent_indent": "    ", "break_on_hyphens": False}
         "target_name": [str, None],
         "max_plans": "no_validation",  # an int >= 0 or None, not a bool: below
         "noun": [str],
+        "profile": [StrOptions({"auto", "changed", "full"})],
+        "fragile": [Interval(Real, 0, 1, closed="both"), None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -77,6 +89,8 @@ def describe(
     target_name=None,
     max_plans=3,
     noun="Instance",
+    profile="auto",
+    fragile=FRAGILE,
 ):
     """The explanations as text: per instance, its cheapest plans step by step.
 
@@ -93,7 +107,12 @@ def describe(
     ("and so: age 18 -> 24"). How many other orders of the same plan the frame
     holds, and what they cost, follows the plan's header; so do the nearer
     (and dearer) sequences of the same steps with other values
-    (``all_values=True``).
+    (``all_values=True``). The header ends with the plan's ``margin``: how
+    far its last probability lies above the decision threshold (a binary
+    classifier deciding by the arg-max of its probabilities), or its last
+    prediction inside the target range (a regressor). A classifier's plan
+    ending less than ``fragile`` above the threshold is flagged fragile: a
+    retrained or slightly different model may reject it.
 
     Works on a full frame and on one that keeps only some orders or plans,
     and on a frame read back with :func:`pandas.read_csv`.
@@ -108,8 +127,8 @@ def describe(
         gives the consequences of each step.
     X : DataFrame, default=None
         The explained rows, indexed by the frame's ``instance`` labels: each
-        instance's profile (``feature=value, ...``) heads its text. Pass a
-        subset of the columns for a shorter profile.
+        instance's profile (``feature=value, ...``) heads its text (see
+        ``profile``).
     instance : label or list of labels, default=None
         The instance(s) to describe, in this order; default: every instance of
         the frame, in the frame's order.
@@ -129,6 +148,18 @@ def describe(
         shows all of them, ``0`` only the header and the counts.
     noun : str, default="Instance"
         What an instance is ("Person", "Applicant"), heading its text.
+    profile : {"auto", "changed", "full"}, default="auto"
+        With ``X``, which features the header lists: ``"full"`` every column
+        of ``X``; ``"changed"`` those the instance's plans change (the
+        features of their steps and, with ``states``, their consequences),
+        then how many others there are; ``"auto"`` every column of an ``X``
+        of at most 15 columns, else those changed (wide data).
+    fragile : float or None, default=0.05
+        A classifier's plan whose ``margin`` (how far its last probability
+        lies above the decision threshold) is below this is flagged
+        ``fragile``, and a line under the instance's plans says what that
+        means and how to ask for a margin (``min_target_proba``). ``None``
+        flags none.
 
     Returns
     -------
@@ -181,7 +212,7 @@ def describe(
     ... ))
     Person 0: job=clerk, age=20
       P(hired) now 0.00; 1 Pareto-optimal sequence(s) in 1 plan(s):
-      #1  cost 2.00, 1 step(s), Gower distance 0.553
+      #1  cost 2.00, 1 step(s), Gower distance 0.553, margin 0.50
           1. retrain  job  clerk -> developer  cost 2.00  P(hired) 1.00
              and so: age 20 -> 22
     """
@@ -195,7 +226,7 @@ def describe(
     labels = [label for label, _ in chosen]
     max_plans = _check_max_plans(max_plans)
     X = to_pandas(X)  # polars: its rows are numbered 0, 1, ... as in explain
-    profiles = _profiles(X, labels)
+    people = _rows_of(X, labels)
     order = pd.unique(frame["instance"]).tolist()
     probas = initial_values(initial_proba, labels, order=order, X=X, complete=False)
     path = None if states is None else _state_lookup(states, labels)
@@ -203,13 +234,15 @@ def describe(
         _describe_instance(
             label,
             frame.iloc[positions],
-            profile=profiles.get(label),
+            person=people.get(label),
             proba=probas.get(label),
             target_name=target_name,
             max_plans=max_plans,
             noun=noun,
             path=path,
             states=states,
+            profile=profile,
+            fragile=fragile,
         )
         for label, positions in chosen
     )
@@ -226,8 +259,9 @@ def show(explanations, states=None, **options):
     states : DataFrame, default=None
         The states returned with it by ``explain(X, return_states=True)``.
     **options
-        ``X``, ``instance``, ``initial_proba``, ``target_name``, ``max_plans``
-        and ``noun``, as for :func:`describe`.
+        ``X``, ``instance``, ``initial_proba``, ``target_name``,
+        ``max_plans``, ``noun``, ``profile`` and ``fragile``, as for
+        :func:`describe`.
 
     See Also
     --------
@@ -240,16 +274,29 @@ def show(explanations, states=None, **options):
 # One instance
 # ---------------------------------------------------------------------- #
 def _describe_instance(
-    label, rows, *, profile, proba, target_name, max_plans, noun, path, states
+    label,
+    rows,
+    *,
+    person,
+    proba,
+    target_name,
+    max_plans,
+    noun,
+    path,
+    states,
+    profile,
+    fragile,
 ):
     if target_name is None and "target_class" in rows:  # the frame's
         target_name = str(rows["target_class"].iloc[0])
     target_name = target_name or "target"
-    if profile is None:
+    ok = rows[rows["status"] == STATUS_OK]
+    if person is None:
         lines = [f"{noun} {label}"]
     else:
-        lines = textwrap.wrap(f"{noun} {label}: {profile}", **_WRAP)
-    ok = rows[rows["status"] == STATUS_OK]
+        changed = _changed_features(label, ok, path, person)
+        text = f"{noun} {label}{_profile(person, changed, profile)}"
+        lines = textwrap.wrap(text, **_WRAP)
     # a regressor's frame has its prediction after each step, no probability
     regressor = "prediction" in rows and bool(rows["prediction"].notna().any())
     if proba is None:
@@ -276,15 +323,19 @@ def _describe_instance(
     head.append(counts)
     lines.append("  " + "; ".join(head))
 
-    cheapest = [orders[0][1] for _, orders in shown]
+    cheapest = [orders[0][1] for _, orders in shown]  # the steps
     cells = [[_step_cells(step) for step in seq.itertuples()] for seq in cheapest]
     widths = [
         max((len(row[k]) for seq in cells for row in seq), default=0) for k in range(5)
     ]
     free = free_orders(ok, states)
+    thresholds = []  # of the fragile plans
     for (plan, orders), seq, seq_cells in zip(shown, cheapest, cells):
         anyhow = bool(free.get((label, seq["solution"].iloc[0]), False))
-        lines.append(_plan_header(plan, seq, orders, anyhow))
+        margin = _margin(orders[0][0], regressor, fragile)
+        if margin.fragile:
+            thresholds.append(margin.threshold)
+        lines.append(_plan_header(plan, orders, anyhow, margin.text))
         for step, (action, feature, old, new, priced) in zip(
             seq.itertuples(), seq_cells
         ):
@@ -303,13 +354,56 @@ def _describe_instance(
                 changed = _consequences(path, label, step)
                 if changed:
                     lines.append(f"         and so: {'; '.join(changed)}")
+    if thresholds:
+        lines += textwrap.wrap(
+            _fragile_note(len(thresholds), fragile, max(thresholds)),
+            initial_indent="  ",
+            **{**_WRAP, "subsequent_indent": "  "},
+        )
     return "\n".join(lines)
 
 
+@dataclass
+class _Margin:
+    """How a plan's header ends: its margin, and whether it is fragile."""
+
+    text: str = ""
+    fragile: bool = False
+    threshold: float = np.nan  # the decision threshold the margin is above
+
+
+def _margin(seq, regressor, fragile):
+    """The :class:`_Margin` of the table row ``seq`` of a plan's cheapest
+    sequence (nothing where the frame has no margin for it)."""
+    margin = getattr(seq, "margin", np.nan)
+    if pd.isna(margin):
+        return _Margin()
+    margin = float(margin)
+    if regressor:
+        return _Margin(f", margin {_grouped(margin, 2)} inside the range")
+    text = f", margin {margin:.2f}"
+    if fragile is None or round(margin, 2) >= fragile:  # as shown
+        return _Margin(text)
+    threshold = float(seq.target_proba) - margin
+    return _Margin(f"{text} (fragile)", True, threshold)
+
+
+def _fragile_note(n, fragile, threshold):
+    """What a fragile plan is, and how to ask for plans with a margin."""
+    plans = "a plan ends" if n == 1 else f"{n} plans end"
+    wanted = min(round(threshold + 0.1, 2), 0.99)
+    return (
+        f"fragile: {plans} less than {fragile:g} above the decision threshold "
+        f"({threshold:.2f}), where a retrained or slightly different model may "
+        f"reject {'it' if n == 1 else 'them'}; min_target_proba={wanted:g} asks "
+        "for plans with a margin."
+    )
+
+
 def _plans(label, ok):
-    """``{plan: [(cost, steps of one sequence, other values), ...]}``,
-    cheapest plan and sequence first (``other values``: the same steps as a
-    cheaper one, see :func:`~sklearn_cscf._frames.sequences`)."""
+    """``{plan: [(its row of the table of sequences, its steps), ...]}``,
+    cheapest plan and sequence first (a row's ``other_values``: the same
+    steps as a cheaper one, see :func:`~sklearn_cscf._frames.sequences`)."""
     if ok[["plan", "solution"]].isna().any().any():
         raise ValueError(
             f"instance {plain(label)!r} has 'ok' rows without a plan or "
@@ -318,36 +412,35 @@ def _plans(label, ok):
     steps = ok.sort_values("step", kind="stable").groupby("solution", sort=False)
     plans = {}
     for seq in sequences(ok).itertuples():  # by cost
-        order = steps.get_group(seq.solution)
-        plans.setdefault(int(seq.plan), []).append(
-            (float(seq.cost), order, seq.other_values)
-        )
-    return dict(sorted(plans.items(), key=lambda item: (item[1][0][0], item[0])))
+        plans.setdefault(int(seq.plan), []).append((seq, steps.get_group(seq.solution)))
+    return dict(sorted(plans.items(), key=lambda item: (item[1][0][0].cost, item[0])))
 
 
-def _plan_header(plan, seq, orders, anyhow=False):
-    first = seq.iloc[0]
-    cost = float(first["sequence_cost"])
-    effort = float(first["sequence_effort"])
+def _plan_header(plan, orders, anyhow=False, margin=""):
+    """The header of a plan: its cheapest sequence (the first of
+    ``orders``, and its ``margin`` in words) and the plan's other
+    sequences."""
+    seq, shown = orders[0]
+    cost, effort = float(seq.sequence_cost), float(seq.sequence_effort)
     text = f"  #{plan + 1}  cost {format_cost(cost)}"
     if not np.isclose(cost, effort):
         text += f" (effort {format_cost(effort)})"
     order = " in any order" if anyhow else ""
-    gower = _precise(float(first["gower_distance"]))
-    text += f", {int(first['length'])} step(s){order}, Gower distance {gower}"
+    gower = _precise(float(seq.gower_distance))
+    text += f", {seq.length} step(s){order}, Gower distance {gower}"
     # the class reached, where the target names more than one ("not 0")
-    reached = first.get("reached_class", None)
-    target = first.get("target_class", None)
+    reached = getattr(seq, "reached_class", None)
+    target = getattr(seq, "target_class", None)
     if reached is not None and not pd.isna(reached) and str(reached) != str(target):
         text += f", reaches {plain(reached)}"
+    text += margin
     # the plan's other sequences: other orders (the cheapest values of each),
     # and the shown steps with other values (all_values: nearer, dearer)
-    steps = tuple(seq["action"].astype(str))
-    other_orders = [cost for cost, _, variant in orders[1:] if not variant]
+    other_orders = [other.cost for other, _ in orders[1:] if not other.other_values]
     other_values = [
-        cost
-        for cost, other, variant in orders[1:]
-        if variant and tuple(other["action"].astype(str)) == steps
+        other.cost
+        for other, _ in orders[1:]
+        if other.other_values and other.actions == seq.actions
     ]
     if other_orders:
         text += (
@@ -400,12 +493,19 @@ def _number_pair(old, new):
 
 
 def _fixed(value, decimals):
-    """Thousands separated; whole only when the number is whole (not when it
-    rounds to one), else ``decimals`` decimals."""
+    """Thousands separated (from 10,000); whole only when the number is whole
+    (not when it rounds to one), else ``decimals`` decimals."""
     value += 0.0  # no -0
     if np.isclose(value, round(value), rtol=0, atol=1e-9) and abs(value) < 1e15:
-        return f"{round(value):,.0f}"
-    return f"{value:,.{decimals}f}"
+        return _grouped(round(value), 0)
+    return _grouped(value, decimals)
+
+
+def _grouped(value, decimals):
+    """``value`` to ``decimals`` decimals, its thousands separated from
+    10,000 up: four digits stay together (a year reads 2007, not 2,007)."""
+    comma = "," if abs(round(value, decimals)) >= 10_000 else ""
+    return f"{value:{comma}.{decimals}f}"
 
 
 def _precise(value, decimals=3):
@@ -429,7 +529,8 @@ def _consequences(path, label, step):
 
 
 def _value(value):
-    """A raw value for people: thousands separated, whole numbers whole."""
+    """A raw value for people: thousands separated from 10,000, whole
+    numbers whole."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return "-"
     if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
@@ -439,8 +540,8 @@ def _value(value):
         return f"{value:.2g}"
     # whole when two decimals would show zeros (float noise: 49146.0000001)
     if round(value, 2).is_integer() and abs(value) < 1e15:
-        return f"{value:,.0f}"
-    return f"{value:,.2f}"
+        return _grouped(value, 0)
+    return _grouped(value, 2)
 
 
 # ---------------------------------------------------------------------- #
@@ -456,8 +557,8 @@ def _check_max_plans(max_plans):
     return int(max_plans)
 
 
-def _profiles(X, labels):
-    """``{label: "feature=value, ..."}`` from the rows of ``X``."""
+def _rows_of(X, labels):
+    """``{label: its row of X}`` (a Series of the features)."""
     if X is None:
         return {}
     if not isinstance(X, pd.DataFrame):
@@ -465,7 +566,7 @@ def _profiles(X, labels):
             "X must be the DataFrame of the explained rows (indexed by the "
             f"frame's instance labels), got {type(X).__name__}."
         )
-    profiles = {}
+    rows = {}
     for label in labels:
         position = X.index.get_indexer_for([label])
         if not len(position) or position[0] < 0:
@@ -473,11 +574,47 @@ def _profiles(X, labels):
                 f"X has no row labelled {plain(label)!r}; pass the rows given to "
                 "explain."
             )
-        row = X.iloc[position[0]]
-        profiles[label] = ", ".join(
-            f"{name}={_value(value)}" for name, value in row.items()
-        )
-    return profiles
+        rows[label] = X.iloc[position[0]]
+    return rows
+
+
+def _changed_features(label, ok, path, person):
+    """The features of ``person`` (a row of X) that the instance's plans
+    change: the features of their steps and, with the states (``path``),
+    every feature a sequence's last state holds otherwise."""
+    names = {str(name) for name in ok["feature"].dropna()}
+    if path is not None and not ok.empty:
+        for (solution,), seq in ok.groupby(["solution"], sort=False):
+            start, end = (
+                path(label, int(solution), 0),
+                path(label, int(solution), len(seq)),
+            )
+            names |= {
+                str(name)
+                for name, old, new in zip(start.index, start, end)
+                if changed(old, new)
+            }
+    return [name for name in person.index if str(name) in names]
+
+
+def _profile(person, changed, how):
+    """``": feature=value, ..."`` of ``person``: every feature, or those
+    ``changed`` and how many others (``how``: "full", "changed", "auto")."""
+    if how == "full" or (how == "auto" and len(person) <= _PROFILE_COLUMNS):
+        return ": " + ", ".join(f"{k}={_value(v)}" for k, v in person.items())
+    others = len(person) - len(changed)
+    if not changed:
+        return f" ({plural(others, 'feature')}; profile='full' lists them)"
+    shown = ", ".join(f"{name}={_value(person[name])}" for name in changed)
+    if not others:
+        return f": {shown}"
+    return (
+        f": {shown} (and {plural(others, 'other feature')}; profile='full' lists them)"
+    )
+
+
+def plural(n, noun):
+    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _state_lookup(states, labels):

@@ -18,7 +18,10 @@ class Diagnostics:
     The classifier is asked for many instances at once; an instance's
     ``model_seconds`` is its share (by rows) of the calls holding its states,
     and ``total_seconds`` adds its share (by states asked) of the rest of its
-    block's time.
+    block's time: wall-clock seconds. ``cpu_seconds`` is its share, in the
+    same proportion as ``total_seconds``, of the CPU time
+    (``time.process_time``) of the process that explained its block: what
+    the work cost, whatever else ran on the machine.
     """
 
     n_generations: int = 0  # generations run
@@ -28,6 +31,7 @@ class Diagnostics:
     model_seconds: float = 0.0
     total_seconds: float = 0.0
     n_refined: int = 0  # reported sequences that refinement made cheaper
+    cpu_seconds: float = 0.0
 
 
 @dataclass

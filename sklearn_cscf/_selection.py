@@ -7,7 +7,13 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import check_frame, check_steps, instance_rows, is_ok
+from sklearn_cscf._frames import (
+    check_frame,
+    check_steps,
+    instance_rows,
+    is_ok,
+    sequences,
+)
 from sklearn_cscf._sklearn_compat import StrOptions, validate_params
 from sklearn_cscf._status import STATUS_EXCEEDS_MAX_STEPS
 
@@ -280,8 +286,7 @@ def _choose(explanations, method, objectives, weights, max_steps, required=()):
     needed = [c for c in (*_REQUIRED, *required, *columns) if c != "length"]
     frame = check_frame(explanations, needed, unpack="return_states")
     ok = is_ok(frame)
-    codes, _ = pd.factorize(frame["instance"], use_na_sentinel=False)
-    table = _sequence_table(frame, ok, codes, columns)
+    table = _sequence_table(frame, ok, columns)
     chosen, shortest = {}, {}
     for code, candidates in table.groupby("code", sort=False):
         if max_steps is not None:
@@ -289,13 +294,12 @@ def _choose(explanations, method, objectives, weights, max_steps, required=()):
             candidates = candidates[candidates["length"] <= max_steps]
             if candidates.empty:
                 continue
-        chosen[code] = candidates.index[
-            _pick(candidates, method, columns, weights, "gower_distance" in frame)
-        ]
+        at = _pick(candidates, method, columns, weights, "gower_distance" in frame)
+        chosen[code] = candidates["solution"].iloc[at]
     pieces = []
     for code, (_, rows) in enumerate(instance_rows(frame)):
         if code in chosen:
-            instance, solution = chosen[code]
+            solution = chosen[code]
             rows = rows[ok[rows]]
             rows = rows[(frame["solution"].iloc[rows] == solution).to_numpy(bool)]
             steps = frame["step"].to_numpy(dtype=float)[rows]
@@ -313,33 +317,18 @@ def _choose(explanations, method, objectives, weights, max_steps, required=()):
     return pd.concat(pieces, ignore_index=True)
 
 
-def _sequence_table(frame, ok, codes, columns):
-    """One row per sequence, indexed by ``(instance, solution)``: the
-    instance's ``code``, ``length`` (its number of steps), ``solution`` as a
-    number and the objective columns; every sequence checked whole."""
-    steps = frame[ok]
-    keys = ["instance", "solution"]
-    stats = check_steps(steps[[c for c in steps if c != "action"]])
-    extra = [c for c in ("length", "gower_distance", *columns) if c in steps]
-    grouped = steps.assign(code=codes[ok]).groupby(keys, sort=False)
-    needed = [c for c in dict.fromkeys(["sequence_cost", *columns]) if c in steps]
-    missing = steps[needed].isna().any(axis=1).to_numpy()
-    if missing.any():
-        row = steps.iloc[int(np.argmax(missing))]
-        names = [name for name in needed if pd.isna(row[name])]
-        raise ValueError(
-            f"instance {row['instance']!r} has a NaN {names[0]} (solution "
-            f"{row['solution']}); the choice needs every sequence's objectives."
-        )
-    firsts = list(dict.fromkeys(["code", "sequence_cost", *extra]))
-    table = grouped[[c for c in firsts if c != "target_proba"]].first()
-    table["length"] = stats["count"].to_numpy(dtype=float)
-    if "target_proba" in columns:  # the probability after the last step
-        last = steps.sort_values("step", kind="stable").groupby(keys, sort=False)
-        table["target_proba"] = last["target_proba"].last().reindex(table.index)
-    table["solution_number"] = pd.to_numeric(
-        table.index.get_level_values("solution")
-    ).to_numpy(dtype=float)
+def _sequence_table(frame, ok, columns):
+    """One row per sequence (:func:`~sklearn_cscf._frames.sequences`), every
+    sequence checked whole and holding its objectives: the instance's
+    ``code``, ``length`` (its number of steps), ``solution_number`` and the
+    objective columns."""
+    check_steps(frame[ok][[c for c in frame if c != "action"]])
+    table = sequences(
+        frame,
+        required=["sequence_cost", *columns],
+        why="the choice needs every sequence's objectives.",
+    )
+    table["solution_number"] = pd.to_numeric(table["solution"]).to_numpy(dtype=float)
     return table
 
 

@@ -366,3 +366,58 @@ def fitted_line(line_data):
         n_generations=10,
         random_state=0,
     ).fit(X)
+
+
+# ---------------------------------------------------------------------- #
+# One explained frame of each kind of model: binary, multiclass, regressor
+# ---------------------------------------------------------------------- #
+@pytest.fixture(scope="session")
+def kinds_explained(credit_compact_and_full, credit_model, credit_rejected):
+    """``{kind: (explainer, rows, frame, states, now)}`` for a binary
+    classifier (the credit problem), a three-class one (iris) and a
+    regressor (diabetes, a range of its prediction); ``now`` is the model's
+    probability of the target (or its prediction) for each row."""
+    from sklearn.datasets import load_diabetes, load_iris
+    from sklearn.linear_model import Ridge
+
+    explainer, _, _ = credit_compact_and_full
+    rows = credit_rejected.head(4)
+    frame, states = explainer.explain(rows, return_states=True)
+    now = pd.Series(credit_model.predict_proba(rows)[:, 1], index=rows.index)
+    kinds = {"binary": (explainer, rows, frame, states, now)}
+
+    iris = load_iris(as_frame=True)
+    flowers = LogisticRegression(max_iter=2000).fit(iris.data, iris.target)
+    grow = [
+        Action("grow_petals", "petal length (cm)", direction="increase"),
+        Action("widen_petals", "petal width (cm)", direction="increase"),
+    ]
+    explainer = SequentialCounterfactualExplainer(
+        flowers, actions=grow, population_size=30, n_generations=8, random_state=0
+    ).fit(iris.data)
+    rows = iris.data.iloc[[0, 1, 50, 51]]
+    frame, states = explainer.explain(rows, return_states=True)
+    codes = flowers.predict(rows)  # "not" the class now
+    now = pd.Series(1 - flowers.predict_proba(rows)[np.arange(4), codes], rows.index)
+    kinds["multiclass"] = (explainer, rows, frame, states, now)
+
+    diabetes = load_diabetes(as_frame=True)
+    progression = Ridge(alpha=0.1).fit(diabetes.data, diabetes.target)
+    explainer = SequentialCounterfactualExplainer(
+        progression,
+        actions=[
+            Action("lose_weight", "bmi", direction="decrease"),
+            Action("lower_blood_pressure", "bp", direction="decrease"),
+        ],
+        target_range=(-np.inf, 120.0),
+        population_size=30,
+        n_generations=8,
+        random_state=0,
+    ).fit(diabetes.data)
+    rows = diabetes.data[progression.predict(diabetes.data) > 200].head(3)
+    frame, states = explainer.explain(rows, return_states=True)
+    now = pd.Series(progression.predict(rows), index=rows.index)
+    kinds["regressor"] = (explainer, rows, frame, states, now)
+    for kind, (*_, frame, _, _) in kinds.items():
+        assert (frame["status"] == "ok").any(), kind
+    return kinds

@@ -71,7 +71,7 @@ def test_worked_example_prints_the_papers_costs(tmp_path):
     # with the graph: one cheapest order, education first; without: all cost 30
     lines = cscf.splitlines()
     plan = lines.index(
-        "  #1  cost 22.50 (effort 30.00), 3 step(s), Gower distance 1.000"
+        "  #1  cost 22.50 (effort 30.00), 3 step(s), Gower distance 1.000, margin 0.40"
     )
     steps = [line.split()[1] for line in lines[plan + 1 : plan + 4]]
     assert steps == ["get_bsc", "move_to_us", "change_job"]

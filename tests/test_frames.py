@@ -13,6 +13,7 @@ from sklearn_cscf._frames import (
     check_frame,
     display_value,
     is_ok,
+    sequences,
 )
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
 
@@ -110,3 +111,38 @@ def test_check_frame_names_the_argument_and_what_gives_it():
 def test_is_ok_treats_a_missing_status_as_not_ok():
     frame = pd.DataFrame({"status": pd.array([STATUS_OK, None, "error"], "string")})
     assert is_ok(frame).tolist() == [True, False, False]
+
+
+def test_one_table_per_sequence_holds_what_every_reader_needs():
+    # a whole frame: two people without a sequence around one with two
+    results = [
+        quick_result(STATUS_ALREADY_TARGET),
+        ok_result(),
+        quick_result(STATUS_ALREADY_TARGET),
+    ]
+    index = pd.Index(["amy", "ann", "bob"])
+    frame = build_frame(results, index, SCHEMA, ACTIONS, TARGETS)
+    table = sequences(frame.iloc[::-1])  # the steps in any order
+    assert table["instance"].tolist() == ["ann", "ann"]
+    # the instance's position among the frame's instances (reversed: bob, ann)
+    assert table["code"].tolist() == [1, 1]
+    assert sequences(frame)["code"].tolist() == [1, 1]
+    assert table["solution"].tolist() == [0, 1]
+    assert table["actions"].tolist() == [("earn",), ("earn", "work")]
+    assert table["length"].tolist() == [1, 2]
+    assert table["cost"].tolist() == [2.0, 3.0]
+    assert table["sequence_effort"].tolist() == [4.0, 6.0]
+    assert table["gower_distance"].notna().all()
+    # the probability after the last step, not after the first
+    assert table["target_proba"].tolist() == [0.6, 0.9]
+    assert table["plan"].tolist() == [0, 1]
+
+
+def test_the_table_of_sequences_names_a_missing_value():
+    frame = build_frame([ok_result()], pd.Index(["ann"]), SCHEMA, ACTIONS, TARGETS)
+    frame.loc[2, "gower_distance"] = np.nan
+    assert len(sequences(frame)) == 2  # not asked for: no error
+    with pytest.raises(
+        ValueError, match=r"instance 'ann' has a NaN gower_distance \(solution 1\)"
+    ):
+        sequences(frame, required=["sequence_cost", "gower_distance"])

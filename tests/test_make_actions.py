@@ -1,4 +1,4 @@
-"""make_actions: DiCE's keywords, directions, per-unit costs, orders,
+"""make_actions: DiCE's keywords, directions, prices per unit of change, orders,
 immutable features, the values a person can choose, and checked labels."""
 
 import pickle
@@ -98,18 +98,83 @@ def test_directions_name_the_action(people):
         make_actions(people, directions={"duration": "up"})
 
 
-def test_per_unit_costs(people):
-    actions = by_feature(make_actions(people, costs={"credit_amount": 1000}))
+def test_prices_per_unit_of_change(people):
+    actions = by_feature(make_actions(people, prices={"credit_amount": 0.001}))
     cost = actions["credit_amount"].cost
-    assert isinstance(cost, PerUnitCost) and cost.unit == 1000
+    assert isinstance(cost, PerUnitCost) and cost.price == 0.001
     assert costs_of(
         actions["credit_amount"], {"credit_amount": 3000.0}, {"credit_amount": 500.0}
     ) == pytest.approx(2.5)
-    assert repr(cost) == "PerUnitCost('credit_amount', unit=1000)"
-    with pytest.raises(ValueError, match=r"costs\['duration'\] must be a positive"):
-        make_actions(people, costs={"duration": 0})
-    mine = make_actions(people, costs={"duration": lambda b, a: 7.0})
+    assert repr(cost) == "PerUnitCost('credit_amount', price=0.001)"
+    with pytest.raises(ValueError, match=r"prices\['duration'\] must be a positive"):
+        make_actions(people, prices={"duration": 0})
+    mine = make_actions(people, prices={"duration": lambda b, a: 7.0})
     assert by_feature(mine)["duration"].cost(None, None) == 7.0
+
+
+def test_equal_prices_charge_a_unit_of_a_number_as_a_change_of_category(people):
+    # issue 37: costs={"Europe": 0.5, "gender": 0.5} charged 2 per point of
+    # Europe and 0.5 per change of gender; one price means one thing now
+    actions = by_feature(
+        make_actions(
+            people,
+            orders={"education": LEVELS},
+            prices={"age": 0.5, "housing": 0.5, "education": 0.5},
+        )
+    )
+    one_year = costs_of(actions["age"], {"age": 40.0}, {"age": 41.0})
+    other_home = costs_of(actions["housing"], {"housing": "rent"}, {"housing": "own"})
+    one_level = costs_of(
+        actions["education"], {"education": "none"}, {"education": "high-school"}
+    )
+    assert one_year == other_home == one_level == 0.5
+
+
+def test_costs_is_deprecated_and_keeps_its_meaning_until_it_goes(people):
+    with pytest.warns(FutureWarning, match="costs=.*deprecated") as record:
+        old = by_feature(
+            make_actions(people, costs={"credit_amount": 1000, "housing": 1.5})
+        )
+    # the warning gives the same declarations in the new form
+    message = str(record[0].message)
+    assert "prices={'credit_amount': 0.001, 'housing': 1.5}" in message
+    new = by_feature(
+        make_actions(people, prices={"credit_amount": 0.001, "housing": 1.5})
+    )
+    for name in ("credit_amount", "housing"):
+        before, after = {name: 3000.0}, {name: 500.0}
+        if name == "housing":
+            before, after = {name: "rent"}, {name: "own"}
+        assert costs_of(old[name], before, after) == pytest.approx(
+            costs_of(new[name], before, after)
+        )
+    assert repr(old["credit_amount"].cost) == (
+        "PerUnitCost('credit_amount', price=1, per=1000)"
+    )
+    with pytest.warns(FutureWarning, match=r"'duration': 1 / 7"):
+        make_actions(people, costs={"duration": 7})
+    with pytest.raises(ValueError, match="give prices= alone"):
+        make_actions(people, costs={"age": 2}, prices={"age": 0.5})
+
+
+def test_a_cost_pickled_before_prices_loads_with_its_meaning():
+    old = PerUnitCost.__new__(PerUnitCost)
+    old.__setstate__({"feature": "credit_amount", "unit": 1000.0})
+    assert repr(old) == "PerUnitCost('credit_amount', price=1, per=1000)"
+    assert old({"credit_amount": [0.0]}, {"credit_amount": [2000.0]})[0] == 2.0
+    level = PerLevelCost.__new__(PerLevelCost)
+    level.__setstate__(
+        {"feature": "education", "order": LEVELS, "per_level": 2.0, "_ranks": None}
+    )
+    assert level.price == 2.0 and "per_level" not in vars(level)
+    change = ChangeCost.__new__(ChangeCost)
+    change.__setstate__({"feature": "housing", "cost": 1.5})
+    assert repr(change) == "ChangeCost('housing', price=1.5)"
+    # and as they are now, through pickle
+    import pickle
+
+    for cost in (PerUnitCost("a", 0.5), PerLevelCost("e", LEVELS, 2), ChangeCost("h")):
+        assert repr(pickle.loads(pickle.dumps(cost))) == repr(cost)
 
 
 def test_default_costs_are_scale_aware(people):
@@ -137,7 +202,7 @@ def test_unit_scale_falls_back_when_the_iqr_is_zero():
 
 def test_orders_go_one_way_and_cost_per_level(people):
     actions = by_feature(
-        make_actions(people, orders={"education": LEVELS}, costs={"education": 2})
+        make_actions(people, orders={"education": LEVELS}, prices={"education": 2})
     )
     study = actions["education"]
     assert study.name == "increase_education"
@@ -167,7 +232,7 @@ def test_an_ordered_categorical_gives_its_order(people):
 
 
 def test_unordered_categories_cost_per_change(people):
-    move = by_feature(make_actions(people, costs={"housing": 1.5}))["housing"]
+    move = by_feature(make_actions(people, prices={"housing": 1.5}))["housing"]
     assert isinstance(move.cost, ChangeCost)
     assert costs_of(move, {"housing": "rent"}, {"housing": "own"}) == 1.5
     assert costs_of(move, {"housing": "rent"}, {"housing": "rent"}) == 0.0
@@ -184,7 +249,7 @@ def test_typos_name_the_value_and_the_close_matches(people):
     with pytest.raises(ValueError, match=r"did you mean 'high-school'\?"):
         make_actions(people, orders={"education": ["none", "highschool", "master"]})
     with pytest.raises(ValueError, match=r"'credit' is not a column of X; did you"):
-        make_actions(people, costs={"credit": 1000})
+        make_actions(people, prices={"credit": 0.001})
     with pytest.raises(ValueError, match=r"'zzz' is not a column of X\. The columns"):
         make_actions(people, immutable=["zzz"])
 
@@ -220,7 +285,7 @@ def test_actions_run_in_the_explainer_mixed_with_hand_written_ones(people):
         X,
         ["credit_amount", "education"],
         directions={"credit_amount": "decrease"},
-        costs={"credit_amount": 1000},
+        prices={"credit_amount": 0.001},
         orders={"education": LEVELS},
     )
     actions.append(Action("move_home", "housing", values="own", cost=lambda b, a: 5.0))
@@ -261,14 +326,14 @@ def test_the_explainer_default_uses_the_same_costs(people):
 
 def test_polars_and_bad_inputs(people):
     pl = pytest.importorskip("polars")
-    from_polars = make_actions(pl.from_pandas(people), costs={"credit_amount": 1000})
-    from_pandas = make_actions(people, costs={"credit_amount": 1000})
+    from_polars = make_actions(pl.from_pandas(people), prices={"credit_amount": 0.01})
+    from_pandas = make_actions(people, prices={"credit_amount": 0.01})
     assert [repr(a) for a in from_polars] == [repr(a) for a in from_pandas]
     assert [repr(a.cost) for a in from_polars] == [repr(a.cost) for a in from_pandas]
     with pytest.raises(TypeError, match="needs a DataFrame"):
         make_actions(people.to_numpy())
-    with pytest.raises(TypeError, match="costs must be a dict"):
-        make_actions(people, costs=[1000])
+    with pytest.raises(TypeError, match="prices must be a dict"):
+        make_actions(people, prices=[1000])
     with pytest.raises(ValueError, match=r"give \[low, high\], two numbers"):
         make_actions(people, permitted_range={"duration": [1, 2, 3]})
     with pytest.raises(ValueError, match=r"give the values a person can choose"):
@@ -308,7 +373,7 @@ def test_a_whole_number_range_without_a_whole_number_is_an_error():
     [
         {"permitted_range": {"age": [20, 60]}},
         {"directions": {"age": "increase"}},
-        {"costs": {"age": 5}},
+        {"prices": {"age": 5}},
     ],
 )
 def test_a_declaration_for_an_immutable_feature_is_an_error(declared):
@@ -317,8 +382,8 @@ def test_a_declaration_for_an_immutable_feature_is_an_error(declared):
 
 
 def test_a_declaration_for_a_feature_not_varied_warns():
-    with pytest.warns(UserWarning, match=r"costs\['age'\] is ignored"):
-        actions = make_actions(_people(), ["hours"], costs={"age": 5})
+    with pytest.warns(UserWarning, match=r"prices\['age'\] is ignored"):
+        actions = make_actions(_people(), ["hours"], prices={"age": 5})
     assert [a.feature for a in actions] == ["hours"]
 
 

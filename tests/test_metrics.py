@@ -6,12 +6,14 @@ import io
 import re
 import subprocess
 import sys
+import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import GridSearchCV, KFold, PredefinedSplit
 
@@ -72,13 +74,15 @@ def frame(*instances):
 
 
 def details(*rows):
-    """Details of ``(status, total_seconds)`` rows."""
+    """Details of ``(status, cpu_seconds)`` rows, taking twice as long on
+    the wall clock (a busy machine)."""
     statuses, seconds = zip(*rows) if rows else ((), ())
     return pd.DataFrame(
         {
             "instance": range(len(rows)),
             "status": pd.array(statuses, dtype="string"),
-            "total_seconds": seconds,
+            "total_seconds": [2 * s for s in seconds],
+            "cpu_seconds": seconds,
         }
     )
 
@@ -191,8 +195,15 @@ def test_instance_labels_of_any_kind():
 def test_seconds_per_row_needing_recourse():
     rows = details(("ok", 0.5), ("no_counterfactual", 1.5), ("already_target", 0.0))
     assert seconds_per_row(rows) == 1.0
+    assert seconds_per_row(MIXED.head(0), rows) == 1.0
+    assert seconds_per_row(rows, clock="wall") == 2.0  # wall-clock seconds
     assert seconds_per_row(details(("already_target", 0.0))) == 0.0
     assert seconds_per_row(details()) == 0.0
+    # details saved by 0.1 hold wall-clock seconds only
+    old = rows.drop(columns="cpu_seconds")
+    assert seconds_per_row(old, clock="wall") == 2.0
+    with pytest.raises(ValueError, match="no cpu_seconds.*clock='wall'"):
+        seconds_per_row(old)
 
 
 def test_combined_score_known_values():
@@ -206,6 +217,10 @@ def test_combined_score_known_values():
         MIXED, rows, cost_weight=0.0, time_weight=0.3, time_scale=2.0
     )
     assert score == pytest.approx(2 / 3 - 0.3 * 0.5)
+    wall = combined_score(
+        MIXED, rows, cost_weight=0.0, time_weight=0.3, time_scale=2.0, clock="wall"
+    )
+    assert wall == pytest.approx(2 / 3 - 0.3 * 4 / 6)
 
 
 def test_bad_input_is_named():
@@ -217,8 +232,10 @@ def test_bad_input_is_named():
         mean_sequence_cost(MIXED.drop(columns="sequence_cost"))
     with pytest.raises(ValueError, match="measure"):
         diversity(MIXED, measure="entropy")
-    with pytest.raises(ValueError, match="total_seconds"):
-        seconds_per_row(details().drop(columns="total_seconds"))
+    with pytest.raises(ValueError, match="cpu_seconds"):
+        seconds_per_row(details().drop(columns=["total_seconds", "cpu_seconds"]))
+    with pytest.raises(ValueError, match="clock"):
+        seconds_per_row(details(), clock="cpu_time")
     with pytest.raises(TypeError, match="details"):
         seconds_per_row([1.0])
     with pytest.raises(ValueError, match="needs the details"):
@@ -509,13 +526,13 @@ def test_tune_budget_prints_the_table_and_the_choice(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout
-    assert "mean least cost" in out and "validity" in out and "s / person" in out
+    assert "mean least cost" in out and "validity" in out and "CPU s / person" in out
     chosen = re.search(r"Chosen: population_size=(\d+), n_generations=(\d+)", out)
     assert chosen
     table = pd.read_csv(tmp_path / "tune_budget.csv")
     assert len(table) == 4  # the quick grid: two populations, two lengths
     assert table["validity"].between(0, 1).all()
-    assert (table["s / person"] >= 0).all()
+    assert (table["CPU s / person"] >= 0).all()
     population, generations = (int(group) for group in chosen.groups())
     best = table[(table["population"] == population)]
     best = best[best["generations"] == generations]
@@ -544,3 +561,91 @@ def test_seconds_per_row_takes_what_combined_score_takes(dummies_explained):
     )
     with pytest.raises(ValueError, match=r"seconds_per_row\(explanations, details\)"):
         seconds_per_row(explanations)
+
+
+# ---------------------------------------------------------------------- #
+# issue 37: time is CPU time, in the explaining process and its workers
+# ---------------------------------------------------------------------- #
+class Sleepy:
+    """A fitted model that waits 10 ms at each call: wall-clock time that
+    costs no CPU (a busy machine, a remote model)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.classes_ = model.classes_
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def predict_proba(self, X):
+        import time
+
+        time.sleep(SLEEP)
+        return self.model.predict_proba(X)
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+SLEEP = 0.01
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_time_scored_is_cpu_time_not_waiting(
+    credit_data, credit_model, credit_actions, credit_rejected, n_jobs
+):
+    X, _ = credit_data
+    explainer = SequentialCounterfactualExplainer(
+        Sleepy(credit_model),
+        actions=credit_actions,
+        n_jobs=n_jobs,
+        batch_size=1,
+        refine=False,
+        **TINY,
+    ).fit(X)
+    rows = credit_rejected.head(2)
+    explanations, found = explainer.explain(rows, return_details=True)
+    searched = found["status"] != "already_target"
+    assert searched.any()
+    # every searched row has CPU seconds, in the main process or a worker
+    assert (found.loc[searched, "cpu_seconds"] > 0).all()
+    # the model slept at every call: wall-clock time, not CPU time
+    slept = SLEEP * found["n_model_calls"].sum()
+    assert found["total_seconds"].sum() >= slept
+    assert found["cpu_seconds"].sum() < found["total_seconds"].sum() - 0.5 * slept
+    scores = ExplanationScorer().score_frames(explanations, found)
+    assert -scores["neg_seconds_per_row"] == pytest.approx(
+        seconds_per_row(explanations, found)
+    )
+    assert seconds_per_row(explanations, found) < seconds_per_row(
+        explanations, found, clock="wall"
+    )
+
+
+def test_a_grid_search_over_an_unfrozen_fitted_model_says_so_at_once(
+    credit_data, credit_model, credit_actions, credit_rejected
+):
+    # issue 37: "All the 4 fits failed", the library's message buried in
+    # scikit-learn's traceback
+    X, _ = credit_data
+    explainer = SequentialCounterfactualExplainer(
+        credit_model, actions=credit_actions, **TINY
+    )
+    search = GridSearchCV(
+        explainer,
+        {"population_size": [4, 8]},
+        scoring=ExplanationScorer(),
+        refit="combined",
+        cv=PredefinedSplit([-1] * len(X) + [0, 1] * 2),
+    )
+    rows = pd.concat([X, credit_rejected.head(4)])
+    with pytest.warns(UserWarning, match=r"FrozenEstimator\(model\)") as caught:
+        with pytest.raises(ValueError, match="fits failed"):
+            search.fit(rows)
+    first = next(w for w in caught if "FrozenEstimator" in str(w.message))
+    assert "clone holds an unfitted copy of its fitted Pipeline" in str(first.message)
+    # a frozen model is kept as it is, and a clone of it is fitted: no warning
+    frozen = explainer.set_params(estimator=FrozenEstimator(credit_model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        clone(frozen).fit(X)

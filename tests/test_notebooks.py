@@ -191,3 +191,39 @@ def test_the_kaggle_simulation_refuses_a_folder_it_did_not_make(tmp_path, capsys
     with pytest.raises(SystemExit):
         module.main(["--wheel", str(tmp_path / "nothing.whl"), "--root", str(tmp_path)])
     assert "not a sklearn-cscf wheel" in capsys.readouterr().err
+
+
+def test_the_kaggle_simulation_writes_only_under_a_folder_of_its_own(
+    tmp_path, monkeypatch
+):
+    # issue 37: it wrote /kaggle at the root, --root only in its docstring
+    import tempfile
+
+    module = _simulate_kaggle()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    wheel = tmp_path / "sklearn_cscf-0.1-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def no_environment(folder):
+        seen.extend(tmp_path.glob(f"simulate-kaggle-*/kaggle/input/{module.DATASET}/*"))
+        raise Stop
+
+    monkeypatch.setattr(module, "make_environment", no_environment)
+    real = Path("/kaggle").exists()
+    with pytest.raises(Stop):
+        module.main(["--wheel", str(wheel)])
+    assert [path.name for path in seen] == [wheel.name]  # the layout, in tmp
+    assert not list(tmp_path.glob("simulate-kaggle-*"))  # and removed
+    assert Path("/kaggle").exists() == real  # nothing at the root
+
+
+def test_the_kaggle_simulation_says_where_it_writes_in_its_help(capsys):
+    module = _simulate_kaggle()
+    with pytest.raises(SystemExit):
+        module.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--root DIR" in text and "--root / makes the real /kaggle" in text

@@ -1396,3 +1396,81 @@ def test_step_chart_draws_each_order_with_its_cheapest_values(explanations):
     ]
     drawn = [np.asarray(line.get_ydata()).tolist() for line in ax.get_lines()]
     assert [0.35, 0.75] not in drawn
+
+
+# ---------------------------------------------------------------------- #
+# issue 37: every display for every kind of model it can draw
+# ---------------------------------------------------------------------- #
+def _band(artist, ax):
+    """``(bottom, top)`` of an axhspan, in data coordinates."""
+    box = artist.get_extents().transformed(ax.transData.inverted())
+    return box.y0, box.y1
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regressor"])
+def test_every_display_draws_every_kind_of_model(kinds_explained, kind):
+    _, rows, frame, _, now = kinds_explained[kind]
+    ok = frame[frame["status"] == "ok"]
+    person = ok.groupby("instance")["plan"].nunique().idxmax()
+    column = "prediction" if kind == "regressor" else "target_proba"
+
+    flow = ActionFlowDisplay.from_explanations(frame)
+    assert flow.blocks_ and sum(b.get_height() for b in flow.blocks_) > 0
+    summary = RecourseSummaryDisplay.from_explanations(frame)
+    assert summary.bars_ and len(summary.bars_[0]) > 0
+
+    # the step chart: the probability against the decision threshold of a
+    # binary model, none for three classes, the prediction against the range
+    chart = TargetProbabilityDisplay.from_explanations(frame, person, initial_proba=now)
+    first = ok[(ok["instance"] == person) & (ok["solution"] == 0)]
+    np.testing.assert_allclose(
+        chart.lines_[0].get_ydata()[1:], first.sort_values("step")[column]
+    )
+    for level in (
+        chart,
+        ProbabilityByStepDisplay.from_explanations(frame, n_boot=20),
+    ):
+        line = level.threshold_line_
+        if kind == "binary":
+            assert line.get_ydata()[0] == 0.5
+            assert level.ax_.get_ylim() == pytest.approx((-0.03, 1.03), abs=0.011)
+        elif kind == "multiclass":
+            assert line is None  # no 0.5 that a plan at 0.45 seems to miss
+            assert "decision threshold" not in legend_texts(level.ax_)
+        else:
+            assert _band(line, level.ax_)[1] == pytest.approx(120.0)
+            assert "target range [-inf, 120]" in legend_texts(level.ax_)
+    by_step = ProbabilityByStepDisplay.from_explanations(frame, n_boot=20)
+    taken = ok.groupby(["action", "step"])[column].mean()
+    drawn = by_step.statistics.set_index(["action", "step"])["value"]
+    np.testing.assert_allclose(drawn, taken.reindex(drawn.index))
+    if kind == "regressor":
+        assert by_step.ax_.get_ylabel() == "mean prediction after the step"
+        assert by_step.ax_.get_title().startswith("Prediction by step")
+        low, high = by_step.ax_.get_ylim()
+        assert low < 120 < high and high > ok["prediction"].max()
+    change = ProbabilityByStepDisplay.from_explanations(
+        frame, measure="change", initial_proba=now, n_boot=20
+    )
+    assert change.threshold_line_.get_ydata()[0] == 0.0  # the zero line
+
+    # the front: by distance for all; by probability, prediction or margin
+    front = ParetoFrontDisplay.from_explanations(frame, person)
+    assert front.scatters_
+    y = "prediction" if kind == "regressor" else "target_proba"
+    by_y = ParetoFrontDisplay.from_explanations(frame, person, y=y)
+    lasts = first.sort_values("step")[column].iloc[-1]
+    assert lasts in by_y.points["y"].to_numpy()
+    if kind == "regressor":
+        assert _band(by_y.line_, by_y.ax_)[1] == pytest.approx(120.0)
+        with pytest.raises(ValueError, match="y='prediction'"):
+            ParetoFrontDisplay.from_explanations(frame, person, y="target_proba")
+    if kind == "multiclass":
+        with pytest.raises(ValueError, match="NaN margin.*no fixed decision"):
+            ParetoFrontDisplay.from_explanations(frame, person, y="margin")
+    else:
+        margins = ParetoFrontDisplay.from_explanations(frame, person, y="margin")
+        assert margins.line_.get_ydata()[0] == 0.0
+        assert margins.ax_.get_ylim()[0] < 0 < margins.ax_.get_ylim()[1]
+        fragile = "fragile: margin < 0.05" in legend_texts(margins.ax_)
+        assert fragile == (kind == "binary")

@@ -127,14 +127,14 @@ def _frames():
 PROBA = {7: 0.1, 3: 0.2, 5: 0.7, 9: 0.05}
 
 APPLICANT_7 = """\
-Applicant 7: age=20, education=HS, savings=1,200, hours=40
+Applicant 7: age=20, education=HS, savings=1200, hours=40
   P(approved) now 0.10; 3 Pareto-optimal sequence(s) in 2 plan(s):
   #1  cost 2.88 (effort 4.38), 2 step(s), Gower distance 0.250; the same actions in 1 other order(s) cost 4.38
-      1. get_degree    education     HS -> BSc        cost 1.50 (3.00 x 0.50)  P(approved) 0.30
+      1. get_degree    education    HS -> BSc        cost 1.50 (3.00 x 0.50)  P(approved) 0.30
          and so: age 20 -> 23
-      2. save_money    savings    1,200 -> 15,000.50  cost 1.38                P(approved) 0.80
+      2. save_money    savings    1200 -> 15,000.50  cost 1.38                P(approved) 0.80
   #2  cost 3.00, 1 step(s), Gower distance 0.050
-      1. change_hours  hours         40 -> 50         cost 3.00                P(approved) 0.60"""  # noqa: E501
+      1. change_hours  hours        40 -> 50         cost 3.00                P(approved) 0.60"""  # noqa: E501
 
 NO_SEQUENCE = (
     "status: no_counterfactual (no valid sequence found within the search "
@@ -253,7 +253,7 @@ def test_without_states_or_probabilities():
     lines = text.splitlines()
     assert "and so" not in text
     assert "P(approved)" not in text
-    assert "      1. change_hours  hours         40 -> 50         cost 3.00" in lines
+    assert "      1. change_hours  hours        40 -> 50         cost 3.00" in lines
 
 
 def test_show_prints_the_text(capsys):
@@ -338,7 +338,11 @@ def test_errors_for_bad_selections_and_companions():
     [
         (np.int64(12000), "12,000"),
         (3.0, "3"),
-        (-1500.0, "-1,500"),
+        (-1500.0, "-1500"),
+        (-15000.0, "-15,000"),
+        (2007, "2007"),  # four digits stay together: a year, not 2,007
+        (9999.5, "9999.50"),
+        (9999.996, "10,000"),
         (2.5, "2.50"),
         (57442.872122, "57,442.87"),
         (49146.000000001, "49,146"),
@@ -366,7 +370,7 @@ def test_costs_for_people(value, text):
     [
         (5.1, 2.9962, ("5.10", "3.00")),  # not "3": it is not 3
         (5.1, 3.0, ("5.10", "3")),
-        (1200.0, 15000.5, ("1,200", "15,000.50")),
+        (1200.0, 15000.5, ("1200", "15,000.50")),
         (0.251, 0.249, ("0.251", "0.249")),  # not "0.25 -> 0.25"
         (10.001, 10.004, ("10.001", "10.004")),
         (43834.52, 0.081, ("43,834.52", "0.08")),
@@ -566,7 +570,7 @@ def test_a_numeric_step_reads_at_its_scale():
     assert _number_pair(43_834.52, 0.081) == ("43,834.52", "0.08")
     # ... but not as 0 (it is not 0): two decimals, as for 2.9962 -> 3.00
     assert _number_pair(100.0, 0.001) == ("100", "0.00")
-    assert _number_pair(1_200.0, 15_000.5) == ("1,200", "15,000.50")
+    assert _number_pair(1_200.0, 15_000.5) == ("1200", "15,000.50")
     assert _number_pair(18.0, 24.0) == ("18", "24")
     # below 1 the digits that matter stay
     assert _number_pair(0.25, 0.31) == ("0.25", "0.31")
@@ -605,3 +609,121 @@ def test_the_same_steps_with_other_values_are_not_other_orders():
     assert second.endswith("; 1 nearer sequence(s) of the same steps cost 3.50")
     # the shown steps are the cheapest values
     assert "40 -> 50" in text and "40 -> 48" not in text
+
+
+# ---------------------------------------------------------------------- #
+# issue 37: how close to the line a plan ends; wide data; four digits
+# ---------------------------------------------------------------------- #
+def test_the_frame_says_how_far_past_the_line_each_plan_ends(kinds_explained):
+    for kind, (explainer, _, frame, _, _) in kinds_explained.items():
+        ok = frame[frame["status"] == "ok"]
+        last = ok.sort_values("step").groupby(["instance", "solution"]).last()
+        first = ok.groupby(["instance", "solution"])["margin"]
+        assert (first.nunique(dropna=False) == 1).all(), kind  # one per plan
+        if kind == "binary":  # above the decision threshold 0.5
+            expected = last["target_proba"] - 0.5
+        elif kind == "regressor":  # inside the range (-inf, 120]
+            expected = 120.0 - last["prediction"]
+        else:  # no fixed threshold with three classes
+            assert last["margin"].isna().all()
+            continue
+        np.testing.assert_allclose(last["margin"], expected, atol=1e-9)
+        assert (last["margin"] >= 0).all(), kind
+        # status rows have none
+        assert frame.loc[frame["status"] != "ok", "margin"].isna().all()
+
+
+def test_a_margin_over_the_threshold_is_asked_for_with_min_target_proba(
+    kinds_explained, credit_data
+):
+    explainer, rows, _, _, _ = kinds_explained["binary"]
+    wanting = explainer.get_params(deep=False) | {"min_target_proba": 0.6}
+    with_margin = (
+        SequentialCounterfactualExplainer(**wanting).fit(credit_data[0]).explain(rows)
+    )
+    ok = with_margin[with_margin["status"] == "ok"]
+    assert len(ok) and (ok["margin"] >= 0.1 - 1e-9).all()
+
+
+def _fragile_frame(margins):
+    frame, states = _frames()
+    ok = frame["status"] == "ok"
+    frame["margin"] = np.nan
+    for solution, margin in margins.items():
+        at = ok & (frame["solution"] == solution)
+        frame.loc[at, "margin"] = margin
+    return frame, states
+
+
+def test_plans_near_the_threshold_are_flagged_fragile_with_the_fix():
+    # solution 0 ends at 0.8: margin 0.3; solution 1 at 0.6, say 0.52: 0.02
+    frame, states = _fragile_frame({0: 0.3, 1: 0.02, 2: 0.3})
+    frame.loc[frame["solution"] == 1, "target_proba"] = 0.52
+    text = describe(frame, states, instance=7, target_name="approved")
+    lines = text.splitlines()
+    assert lines[2] == (
+        "  #1  cost 2.88 (effort 4.38), 2 step(s), Gower distance 0.250, margin "
+        "0.30; the same "
+        "actions in 1 other order(s) cost 4.38"
+    )
+    header = next(line for line in lines if line.startswith("  #2"))
+    assert header.endswith("Gower distance 0.050, margin 0.02 (fragile)")
+    note = " ".join(line.strip() for line in lines[lines.index(header) + 2 :])
+    assert note == (
+        "fragile: a plan ends less than 0.05 above the decision threshold (0.50), "
+        "where a retrained or slightly different model may reject it; "
+        "min_target_proba=0.6 asks for plans with a margin."
+    )
+    # a stricter or no flag
+    assert "fragile" not in describe(frame, instance=7, fragile=0.01)
+    assert "fragile" not in describe(frame, instance=7, fragile=None)
+    assert "margin 0.02 (fragile)" in describe(frame, instance=7, fragile=0.3)
+    # a frame without margins (saved by 0.1) says nothing of them
+    assert "margin" not in describe(frame.drop(columns="margin"), instance=7)
+
+
+def test_the_text_of_each_kind_of_model_tells_its_margin(kinds_explained):
+    for kind, (_, rows, frame, states, now) in kinds_explained.items():
+        text = describe(frame, states, X=rows, initial_proba=now, max_plans=None)
+        headers = [line for line in text.splitlines() if line.startswith("  #")]
+        assert headers, kind
+        if kind == "binary":
+            assert all(re.search(r", margin \d\.\d\d", h) for h in headers)
+        elif kind == "regressor":
+            inside = r", margin [\d.,]+ inside the range"
+            assert all(re.search(inside, h) for h in headers)
+            assert "fragile" not in text
+        else:
+            assert not any("margin" in h for h in headers)
+
+
+def test_a_wide_profile_lists_what_the_plans_change():
+    frame, states = _frames()
+    wide = _x()
+    for k in range(20):  # 24 features: too many to list
+        wide[f"f{k:02d}"] = float(k)
+    text = describe(frame, states, X=wide, instance=7)
+    head = " ".join(line.strip() for line in text.splitlines()[:2])
+    # the features of the plans' steps and their consequences (age)
+    assert head == (
+        "Instance 7: age=20, education=HS, savings=1200, hours=40 (and 20 other "
+        "features; profile='full' lists them)"
+    )
+    full = describe(frame, states, X=wide, instance=7, profile="full")
+    assert "f19=19" in full and "other features" not in full
+    short = describe(frame, X=_x(), instance=7, profile="changed")
+    # without states, the steps' own features only (age changes as a consequence)
+    assert short.splitlines()[0] == (
+        "Instance 7: education=HS, savings=1200, hours=40 (and 1 other feature; "
+        "profile='full' lists them)"
+    )
+    # narrow data: every feature, as before
+    assert describe(frame, X=_x(), instance=7).splitlines()[0] == (
+        "Instance 7: age=20, education=HS, savings=1200, hours=40"
+    )
+    # a person without a plan: how many features there are
+    assert describe(frame, X=wide, instance=3).splitlines()[0] == (
+        "Instance 3 (24 features; profile='full' lists them)"
+    )
+    with pytest.raises(ValueError, match="profile"):
+        describe(frame, X=wide, profile="short")

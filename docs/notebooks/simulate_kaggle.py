@@ -16,11 +16,13 @@ top to bottom in a kernel of that environment. It checks that
     python -m build --outdir dist .
     python docs/notebooks/simulate_kaggle.py --wheel dist/sklearn_cscf-*.whl
 
-It writes ``/kaggle`` itself (and removes it afterwards), so it needs the right
-to create that folder (CI runs as root). With ``--root DIR`` the layout goes
-under ``DIR/kaggle`` instead, and the notebooks' ``WHEEL_ROOTS`` are pointed
-there (said on the console): a check of the same layout, on a machine where
-``/kaggle`` cannot be made. Needs the ``notebooks`` extra.
+By default the layout goes under a new temporary folder, ``<tmp>/kaggle``
+(removed afterwards), and the notebooks' ``WHEEL_ROOTS`` are pointed there
+(said on the console): nothing is written outside it. ``--root DIR`` puts it
+under ``DIR/kaggle`` instead; ``--root /`` makes the real ``/kaggle``, where
+the install cells search without being pointed anywhere (it needs the right
+to create that folder: CI runs as root, and does this). Needs the
+``notebooks`` extra.
 """
 
 import argparse
@@ -140,7 +142,13 @@ def main(argv=None):
         "--root",
         type=Path,
         default=None,
-        help="make DIR/kaggle instead of /kaggle (WHEEL_ROOTS pointed there)",
+        metavar="DIR",
+        help=(
+            "make the layout as DIR/kaggle (default: under a new temporary "
+            "folder; the install cells' WHEEL_ROOTS are pointed there); "
+            "--root / makes the real /kaggle, as on Kaggle (needs the right "
+            "to create it)"
+        ),
     )
     parser.add_argument(
         "notebooks", nargs="*", type=Path, help="default: every notebook here"
@@ -149,7 +157,10 @@ def main(argv=None):
     wheel = args.wheel.resolve()
     if not wheel.is_file() or not wheel.name.startswith("sklearn_cscf-"):
         parser.error(f"--wheel {args.wheel}: not a sklearn-cscf wheel")
-    kaggle = Path("/kaggle") if args.root is None else args.root.resolve() / "kaggle"
+    scratch = None
+    if args.root is None:  # nothing outside a folder of its own
+        scratch = Path(tempfile.mkdtemp(prefix="simulate-kaggle-"))
+    kaggle = (scratch or args.root.resolve()) / "kaggle"
     if kaggle.exists():
         parser.error(f"{kaggle} exists already: this script makes it and removes it")
     moved = kaggle != Path("/kaggle")
@@ -190,6 +201,8 @@ def main(argv=None):
                     failed.append(path.name)
     finally:
         shutil.rmtree(kaggle, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         if pythonpath is not None:
             os.environ["PYTHONPATH"] = pythonpath
     if failed:

@@ -26,6 +26,8 @@ from sklearn_cscf._status import STATUS_ALREADY_TARGET
 
 # a state that misses the target class is at least this far from it
 MIN_GAP = 1e-6
+# a margin is kept to the decimals of the probabilities it comes from
+PROBA_DECIMALS = 10
 
 
 class ClassTarget:
@@ -133,6 +135,18 @@ class ClassTarget:
             return np.full(codes.shape[0], np.nan)
         return np.where(self.accept[codes], answers.output, 0.0).sum(axis=1)
 
+    def margin_of(self, scores, codes):
+        """How far each final ``scores`` (the target's probability after a
+        plan) lies above the decision threshold: ``p - 0.5`` where the
+        decision is the arg-max of two classes' probabilities. NaN where no
+        fixed threshold is known: three classes or more (the line is the
+        strongest other class's probability, which the score does not
+        hold), a model deciding by a threshold of its own (``use_predict``)
+        or without probabilities."""
+        scores = np.asarray(scores, dtype=float)
+        fixed = (self.single[codes] >= 0) & (not self.use_predict)
+        return np.where(fixed, np.round(scores - 0.5, PROBA_DECIMALS), np.nan)
+
 
 class RangeTarget:
     """Reach a range of a regressor's output.
@@ -168,6 +182,12 @@ class RangeTarget:
 
     def score(self, answers, codes):
         return answers.output[:, 0]
+
+    def margin_of(self, scores, codes):
+        """How far inside the range ``[low, high]`` each final prediction
+        ``scores`` lies (to the nearer finite end)."""
+        scores = np.asarray(scores, dtype=float)
+        return np.minimum(scores - self.low, self.high - scores)
 
 
 # ---------------------------------------------------------------------- #

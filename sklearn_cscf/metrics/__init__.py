@@ -11,7 +11,8 @@ from CSV:
   number of steps of each solved row's least-cost sequence, averaged;
 - :func:`diversity`: how many different plans (sets of actions) each solved
   row got, or how different they are;
-- :func:`seconds_per_row`: the search time per row needing recourse;
+- :func:`seconds_per_row`: the search time per row needing recourse (CPU
+  seconds; ``clock="wall"`` for wall-clock ones);
 - :func:`combined_score`: validity minus weighted, normalised cost and time,
   one number to choose by.
 

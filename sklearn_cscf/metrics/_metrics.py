@@ -21,6 +21,8 @@ __all__ = [
 # the weights and scales of combined_score and ExplanationScorer
 WEIGHT = [Interval(Real, 0, None, closed="left")]  # finite, >= 0
 SCALE = [Interval(Real, 0, None, closed="neither")]  # finite, > 0
+# the details' column of each clock
+CLOCKS = {"cpu": "cpu_seconds", "wall": "total_seconds"}
 # the parameters of the means over the solved rows
 _SOLVED_MEAN_PARAMS = {
     "explanations": "no_validation",
@@ -211,11 +213,15 @@ def diversity(explanations, *, measure="plans"):
 
 
 @validate_params(
-    {"explanations": "no_validation", "details": "no_validation"},
+    {
+        "explanations": "no_validation",
+        "details": "no_validation",
+        "clock": [StrOptions(set(CLOCKS))],
+    },
     prefer_skip_nested_validation=True,
 )
-def seconds_per_row(explanations, details=None):
-    """Search time per row needing recourse.
+def seconds_per_row(explanations, details=None, *, clock="cpu"):
+    """Search time per row needing recourse: CPU seconds, or wall-clock ones.
 
     Takes the two frames of one ``explain(X, return_details=True)`` call,
     as :func:`combined_score` does.
@@ -230,13 +236,20 @@ def seconds_per_row(explanations, details=None):
     details : DataFrame, default=None
         The details that ``explain(X, return_details=True)`` returns as its
         last item, one row per row of ``X``: the time is theirs.
+    clock : {"cpu", "wall"}, default="cpu"
+        ``"cpu"``: the details' ``cpu_seconds``, each row's share of the CPU
+        time (``time.process_time``) of the process, or worker, that
+        explained it: what the search cost, about the same on a busy machine
+        as on an idle one. ``"wall"``: their ``total_seconds``, wall-clock
+        seconds, which grow with whatever else runs on the machine (the form
+        of version 0.1).
 
     Returns
     -------
     float
-        The sum of ``total_seconds`` (each row's share of the work, not the
-        wall-clock time of parallel workers) divided by the number of rows
-        whose status is not ``"already_target"``; 0.0 when no row needs
+        The sum of the clock's seconds (each row's share of the work, not the
+        time a parallel run took from start to end) divided by the number of
+        rows whose status is not ``"already_target"``; 0.0 when no row needs
         recourse.
 
     See Also
@@ -254,15 +267,19 @@ def seconds_per_row(explanations, details=None):
     >>> details = pd.DataFrame({
     ...     "instance": [0, 1, 2],
     ...     "status": ["ok", "no_counterfactual", "already_target"],
-    ...     "total_seconds": [0.25, 0.75, 0.0],
+    ...     "cpu_seconds": [0.25, 0.75, 0.0],
+    ...     "total_seconds": [0.5, 1.5, 0.0],  # a busy machine
     ... })
     >>> seconds_per_row(explanations, details)
     0.5
+    >>> seconds_per_row(explanations, details, clock="wall")
+    1.0
     """
+    column = CLOCKS[clock]
     if details is None:
         if (
             isinstance(explanations, pd.DataFrame)
-            and "total_seconds" not in explanations.columns
+            and column not in explanations.columns
             and "step" in explanations.columns
         ):
             raise ValueError(
@@ -273,16 +290,26 @@ def seconds_per_row(explanations, details=None):
         details = explanations  # seconds_per_row(details), as in version 0.1
     else:
         check_frame(explanations, ("instance", "status"))
+    if (
+        clock == "cpu"
+        and isinstance(details, pd.DataFrame)
+        and column not in details.columns
+        and "total_seconds" in details.columns
+    ):
+        raise ValueError(
+            "details has no cpu_seconds (details saved by version 0.1?); pass "
+            "clock='wall' to read its total_seconds, wall-clock seconds."
+        )
     check_frame(
         details,
-        ("status", "total_seconds"),
+        ("status", column),
         name="details",
         returned_by=f"{EXPLAIN}(X, return_details=True) (its last item)",
     )
     needing = _statuses(details) != STATUS_ALREADY_TARGET
     if not needing.any():
         return 0.0
-    seconds = details["total_seconds"].to_numpy(dtype=float)
+    seconds = details[column].to_numpy(dtype=float)
     return float(np.nansum(seconds) / needing.sum())
 
 
@@ -294,6 +321,7 @@ def seconds_per_row(explanations, details=None):
         "cost_scale": SCALE,
         "time_weight": WEIGHT,
         "time_scale": SCALE,
+        "clock": [StrOptions(set(CLOCKS))],
     },
     prefer_skip_nested_validation=True,
 )
@@ -305,6 +333,7 @@ def combined_score(
     cost_scale=1.0,
     time_weight=0.0,
     time_scale=1.0,
+    clock="cpu",
 ):
     """Validity minus weighted, normalised cost and time: one number to choose by.
 
@@ -331,6 +360,9 @@ def combined_score(
         Weight of the normalised search time; 0 ignores the time.
     time_scale : float, default=1.0
         A typical number of seconds per row needing recourse.
+    clock : {"cpu", "wall"}, default="cpu"
+        The seconds of the time term: CPU seconds, or wall-clock ones (see
+        :func:`seconds_per_row`).
 
     Returns
     -------
@@ -362,7 +394,9 @@ def combined_score(
             f"the last item of {EXPLAIN}(X, return_details=True)."
         )
     rows = _instances(explanations, ("solution", "sequence_cost"))
-    seconds = seconds_per_row(explanations, details) if time_weight else 0.0
+    seconds = (
+        seconds_per_row(explanations, details, clock=clock) if time_weight else 0.0
+    )
     valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return _combined(
         valid, cost, seconds, cost_weight, cost_scale, time_weight, time_scale
@@ -373,9 +407,9 @@ def all_scores(explanations, details, **weights):
     """Every score of :class:`ExplanationScorer`, ``{name: value}`` (greater
     is better), from one read of the frames; ``weights`` are
     :func:`combined_score`'s ``cost_weight``, ``cost_scale``, ``time_weight``
-    and ``time_scale``."""
+    and ``time_scale``; the time is CPU seconds."""
     rows = _instances(explanations, ("solution", "sequence_cost", "length", "action"))
-    seconds = seconds_per_row(explanations, details)
+    seconds = seconds_per_row(explanations, details, clock="cpu")
     valid, cost = _validity(rows), _solved_mean(rows, "cost", np.inf)
     return {
         "validity": valid,

@@ -30,7 +30,11 @@ class ExplanationScorer:
     - ``"neg_mean_sequence_cost"``: minus :func:`mean_sequence_cost`;
     - ``"neg_mean_sequence_length"``: minus :func:`mean_sequence_length`;
     - ``"diversity"``: :func:`diversity`, the distinct plans per solved row;
-    - ``"neg_seconds_per_row"``: minus :func:`seconds_per_row`;
+    - ``"neg_seconds_per_row"``: minus :func:`seconds_per_row`, in CPU
+      seconds (``time.process_time`` of the process or worker that explained
+      each row, shared among its block's rows), not wall-clock ones: a busy
+      machine, or candidates of a grid search competing for its cores, do
+      not change it much;
     - ``"combined"``: :func:`combined_score` with this scorer's weights and
       scales.
 
@@ -59,7 +63,7 @@ class ExplanationScorer:
     time_weight : float, default=0.0
         Weight of the normalised search time in ``"combined"``.
     time_scale : float, default=1.0
-        A typical number of seconds per row needing recourse.
+        A typical number of CPU seconds per row needing recourse.
 
     See Also
     --------

@@ -3,6 +3,8 @@ and the deprecated ``plot_*`` functions, one-line aliases of the displays."""
 
 import warnings
 
+import numpy as np
+
 from sklearn_cscf._sklearn_compat import validate_params
 from sklearn_cscf.plotting import _style
 
@@ -55,6 +57,29 @@ class Display:
         style = {"lw": 1, "color": _style.THRESHOLD_COLOR, "zorder": 0.5, **style}
         style = _style.merged(style, threshold_kw, "line")
         self.threshold_line_ = ax.axhline(y, **style)
+
+    def _range_band(self, ax, target_range):
+        """``threshold_line_``: a regressor's target range as a grey band
+        behind the data, the axis fitted to the data with the range's finite
+        ends in view."""
+        ax.margins(y=0.08)
+        low, high = target_range
+        bottom, top = ax.get_ylim()
+        # the finite ends of the range in view, with a little room
+        span = top - bottom
+        if np.isfinite(low) and low < bottom:
+            bottom = low - 0.05 * span
+        if np.isfinite(high) and high > top:
+            top = high + 0.05 * span
+        self.threshold_line_ = ax.axhspan(
+            max(low, bottom),
+            min(high, top),
+            color=_style.THRESHOLD_COLOR,
+            alpha=0.12,
+            zorder=0,
+            label=f"target range [{low:g}, {high:g}]",
+        )
+        ax.set_ylim(bottom, top)
 
 
 def validated(params, *styles):

@@ -12,6 +12,7 @@ from sklearn_cscf._frames import (
     initial_values,
     instance_rows,
     is_ok,
+    is_regression,
     sequences,
 )
 
@@ -138,28 +139,66 @@ def flows(sequences):
     return nodes, bands
 
 
-def step_values(frame, ok, table, measure, initial_proba):
-    """The selected step rows with ``value``: the probability after the step,
-    or its change over the step."""
+def step_values(frame, ok, table, measure, initial_proba, column="target_proba"):
+    """The selected step rows with ``value``: the ``column`` after the step
+    (the probability, or a regressor's prediction), or its change over the
+    step."""
     rows = ok.merge(table[["instance", "solution"]], on=["instance", "solution"])
-    check_proba(rows, "every step of the frame")
+    if column == "target_proba":
+        check_proba(rows, "every step of the frame")
     rows = rows.sort_values("step", kind="stable")
-    rows["value"] = rows["target_proba"].to_numpy(dtype=float)
+    rows["value"] = rows[column].to_numpy(dtype=float)
     if measure == "change":
         if initial_proba is None:
+            now = "model.predict_proba(X)[:, 1]"
+            if column == "prediction":
+                now = "model.predict(X)"
             raise ValueError(
-                "measure='change' needs initial_proba, the probability of each "
-                "instance itself, for the change made by step 1: e.g. pd.Series("
-                "model.predict_proba(X)[:, 1], index=X.index)."
+                f"measure='change' needs initial_proba, the {_NOW[column]} of "
+                "each instance itself, for the change made by step 1: e.g. "
+                f"pd.Series({now}, index=X.index)."
             )
         labels = rows["instance"].unique().tolist()
-        lookup = initial_lookup(initial_proba, frame, labels)
-        # the probability before each step: after the previous one, or now
+        bounded = column == "target_proba"
+        lookup = initial_lookup(initial_proba, frame, labels, bounded=bounded)
+        # the value before each step: after the previous one, or now
         before = rows.groupby(["instance", "solution"], sort=False)["value"].shift(1)
         first = (rows["step"] == 1).to_numpy(dtype=bool)
         before[first] = rows.loc[first, "instance"].map(lookup).to_numpy(dtype=float)
         rows["value"] -= before.to_numpy(dtype=float)
     return rows
+
+
+_NOW = {"target_proba": "probability", "prediction": "prediction"}
+
+
+def scored_column(ok):
+    """What a chart of the steps draws: ``"prediction"`` for a regressor's
+    frame, else ``"target_proba"``."""
+    return "prediction" if is_regression(ok) else "target_proba"
+
+
+def decision_threshold(ok, threshold):
+    """The probability a chart draws its decision line at: ``threshold``
+    itself (a number, or None for no line), or for ``"auto"`` the frame's
+    own: where its ``margin`` is measured from (0.5 for two classes decided
+    by the arg-max of the probabilities); no line where the frame knows no
+    fixed threshold (three classes or more, a threshold of the model's
+    own: ``margin`` NaN, or a target named ``"not ..."`` or ``"... or
+    ..."``); 0.5 for a frame without ``margin`` (saved by version 0.1)."""
+    if not (isinstance(threshold, str) and threshold == "auto"):
+        return threshold
+    if "margin" in ok.columns:
+        table = sequences(ok)
+        lines = (table["target_proba"] - table["margin"]).dropna().to_numpy(float)
+        if not len(lines):
+            return None
+        return float(np.round(np.median(lines), 6))
+    if "target_class" in ok.columns:
+        names = ok["target_class"].dropna().astype(str)
+        if names.str.startswith("not ").any() or names.str.contains(" or ").any():
+            return None
+    return 0.5
 
 
 def bootstrap(values, statistic, n_boot, confidence, rng):
@@ -293,21 +332,23 @@ def shown_text(n_plans, n_shown):
 
 def pareto_points(steps, y):
     """One row per sequence of one instance, by cost: ``solution``, ``plan``,
-    ``length``, ``cost``, ``y`` (the Gower distance, or the probability
-    after the last step) and ``other`` (another order of a plan, away from
-    where the plan's cheapest order lies)."""
-    table = sequences(steps)
-    if y == "target_proba":  # after the last step
-        lasts = steps.sort_values("step", kind="stable").groupby("solution").last()
-        column = lasts["target_proba"]
-    else:
-        column = steps.groupby("solution").first()[y]
-    table["y"] = column.reindex(table["solution"]).to_numpy(dtype=float)
-    if not np.isfinite(table[["cost", "y"]].to_numpy(dtype=float)).all():
+    ``length``, ``cost``, ``y`` (the Gower distance, or the probability,
+    prediction or margin after the last step) and ``other`` (another order
+    of a plan, away from where the plan's cheapest order lies)."""
+    if y == "target_proba" and is_regression(steps):
         raise ValueError(
-            f"instance {steps['instance'].iloc[0]!r} has a NaN sequence_cost or "
-            f"{y}; pass the DataFrame returned by explain."
+            f"instance {steps['instance'].iloc[0]!r} is a regressor's: it has no "
+            "target probability; use y='prediction' (or 'margin')."
         )
+    why = None
+    if y == "margin":
+        why = (
+            "margin is NaN where the model has no fixed decision threshold "
+            "(three classes or more, a threshold of its own); use "
+            "y='target_proba'."
+        )
+    table = sequences(steps, required=("sequence_cost", y), why=why)
+    table["y"] = table[y].to_numpy(dtype=float)
     # hollow: another order of a plan, not where the plan's cheapest lies
     table["other"] = table.duplicated("plan")
     table["other"] = table.groupby(["plan", "cost", "y"])["other"].transform("all")

@@ -5,6 +5,7 @@ from numbers import Integral
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import FRAGILE, is_regression, target_range
 from sklearn_cscf._selection import non_dominated
 from sklearn_cscf._sklearn_compat import StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
@@ -20,6 +21,8 @@ _Y_LABELS = {
     "gower_distance": _GOWER_LABEL,
     "target_proba": "target probability after the last step\n(higher: farther past "
     "the decision threshold)",
+    "prediction": "prediction after the last step",
+    "margin": "margin: how far past the line\nthe last step ends",
 }
 # the front is 3-D (cost, distance, tweak counts) and the picture 2-D
 _NOT_DRAWN = "tweak counts not drawn:\nsome points look dominated"
@@ -55,12 +58,20 @@ class ParetoFrontDisplay(Display):
         One row per sequence, with the columns ``solution``, ``plan``,
         ``length``, ``cost``, ``y`` and ``other`` (another order of a plan,
         drawn hollow).
-    y : {"gower_distance", "target_proba"}, default="gower_distance"
+    y : {"gower_distance", "target_proba", "prediction", "margin"}, \
+            default="gower_distance"
         What the column ``y`` holds, for the axis label.
     chosen : int, default=None
         The ``solution`` number of the sequence to ring.
     title : str, default=None
         The title of the axes.
+    target_range : tuple of float, default=None
+        A regressor's range to reach, ``(low, high)``: drawn as a band with
+        ``y="prediction"``; with ``y="margin"``, its size sets how small a
+        spread of margins is drawn as flat.
+    fragile : float, default=None
+        With ``y="margin"`` (a classifier's): the margin under which a plan
+        is fragile, shaded from the line (margin 0) up.
 
     Attributes
     ----------
@@ -70,6 +81,9 @@ class ParetoFrontDisplay(Display):
         The plan labels.
     ring_ : matplotlib.collections.PathCollection or None
         The ring round the chosen sequence.
+    line_ : matplotlib.lines.Line2D, matplotlib.patches.Polygon or None
+        With ``y="margin"``, the line (margin 0); with ``y="prediction"``,
+        the band of the target range.
     legend_ : matplotlib.legend.Legend
     ax_ : matplotlib.axes.Axes
     figure_ : matplotlib.figure.Figure
@@ -104,11 +118,22 @@ class ParetoFrontDisplay(Display):
     'Person 7: 2 Pareto-optimal sequences, 2 plans; chosen #2'
     """
 
-    def __init__(self, points, *, y="gower_distance", chosen=None, title=None):
+    def __init__(
+        self,
+        points,
+        *,
+        y="gower_distance",
+        chosen=None,
+        title=None,
+        target_range=None,
+        fragile=None,
+    ):
         self.points = points
         self.y = y
         self.chosen = chosen
         self.title = title
+        self.target_range = target_range
+        self.fragile = fragile
 
     @classmethod
     @validated(_PARAMS, "scatter_kw", "text_kw", "legend_kw")
@@ -136,9 +161,13 @@ class ParetoFrontDisplay(Display):
         instance : object, default=None
             The ``instance`` label to plot; may be omitted when the frame
             holds a single instance.
-        y : {"gower_distance", "target_proba"}, default="gower_distance"
-            The vertical axis: the Gower distance, or the probability of the
-            target class after the last step.
+        y : {"gower_distance", "target_proba", "prediction", "margin"}, \
+                default="gower_distance"
+            The vertical axis: the Gower distance; the probability of the
+            target class after the last step (a classifier), or a
+            regressor's prediction; or the frame's ``margin``, how far past
+            the line the last step ends (a binary classifier or a
+            regressor).
         highlight : DataFrame or int, default=None
             The sequence to mark: the frame returned by
             :func:`~sklearn_cscf.choose_plan` (its sequence for this
@@ -168,7 +197,15 @@ class ParetoFrontDisplay(Display):
         if chosen is not None:
             plan = points.loc[points["solution"] == chosen, "plan"].iloc[0]
             title += f"; chosen #{plan + 1}"
-        display = cls(points, y=y, chosen=chosen, title=title)
+        regression = is_regression(steps)
+        display = cls(
+            points,
+            y=y,
+            chosen=chosen,
+            title=title,
+            target_range=target_range(steps) if regression else None,
+            fragile=FRAGILE if y == "margin" and not regression else None,
+        )
         return display.plot(
             ax=ax, scatter_kw=scatter_kw, text_kw=text_kw, legend_kw=legend_kw
         )
@@ -260,7 +297,52 @@ class ParetoFrontDisplay(Display):
             self.texts_.append(_labels.annotate(ax, text, (cost, y), **style))
         _labels.place_labels(ax, self.texts_, points=values, sizes=sizes)
         ax.margins(0.12)
+        self.line_ = None
+        if self.y in ("prediction", "margin"):
+            self._the_line(ax, handles)
         ax.set_xlabel(_COST_LABEL)
         ax.set_ylabel(_Y_LABELS[self.y])
         self._legend(ax, "length", legend_kw, handles)
         return self._finish(ax, self.title)
+
+    def _the_line(self, ax, handles):
+        """Where the plans had to get: the target range (a prediction) or
+        the line, margin 0 (and the fragile margins above it), in view, and
+        the numbers on the axis as they are (no offset)."""
+        y = self.points["y"].to_numpy(dtype=float)
+        low, high = float(y.min()), float(y.max())
+        size = max(abs(low), abs(high))
+        if self.target_range is not None:  # a regressor's numbers
+            ends = [abs(e) for e in self.target_range if np.isfinite(e)]
+            size = max([size, *ends])
+        if self.y == "margin":
+            low, high = min(low, 0.0), max(high, self.fragile or 0.0)
+        # a spread far below the numbers' size (plans refined to the same
+        # edge) is drawn as the flat line it is, not blown up
+        room = max(high - low, 0.05 * max(size, 1e-3))
+        if self.y == "margin":  # the line at the bottom, the margins above
+            ax.set_ylim(low - 0.1 * room, low + 1.1 * room)
+        else:
+            middle = (low + high) / 2
+            ax.set_ylim(middle - 0.6 * room, middle + 0.6 * room)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
+        if self.y == "prediction":
+            if self.target_range is not None:  # the range, to where it ends
+                self._range_band(ax, self.target_range)
+                handles.append(self.threshold_line_)
+                self.line_ = self.threshold_line_
+            return
+        style = {"lw": 1, "ls": "--", "color": _style.THRESHOLD_COLOR, "zorder": 0.5}
+        self.line_ = ax.axhline(0.0, label="the line: margin 0", **style)
+        handles.append(self.line_)
+        if self.fragile:
+            handles.append(
+                ax.axhspan(
+                    0.0,
+                    self.fragile,
+                    color=_style.THRESHOLD_COLOR,
+                    alpha=0.12,
+                    zorder=0,
+                    label=f"fragile: margin < {self.fragile:g}",
+                )
+            )

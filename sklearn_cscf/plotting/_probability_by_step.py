@@ -1,4 +1,5 @@
-"""Fig. 6 of the paper: per action, the target probability at each step."""
+"""Fig. 6 of the paper: per action, the target probability (or a
+regressor's prediction) at each step."""
 
 from collections.abc import Mapping
 from numbers import Integral, Real
@@ -6,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
+from sklearn_cscf._frames import target_range
 from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _style
 from sklearn_cscf.plotting._base import Display, validated
@@ -19,7 +21,11 @@ _PARAMS = {
     "n_boot": [Interval(Integral, 1, None, closed="left")],
     "confidence": [Interval(Real, 0, 1, closed="neither")],
     "random_state": [None, Integral, np.random.Generator],
-    "threshold": [Interval(Real, None, None, closed="neither"), None],
+    "threshold": [
+        Interval(Real, None, None, closed="neither"),
+        StrOptions({"auto"}),
+        None,
+    ],
     "colors": [Mapping, None],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
     "target_name": [str, None],
@@ -34,7 +40,9 @@ class ProbabilityByStepDisplay(Display):
     change over the step, with a percentile bootstrap confidence interval.
     One line per action; the points of the actions are shifted sideways a
     little (``dodge``) so that their intervals stay apart. A point resting
-    on a single step has no interval and is drawn hollow.
+    on a single step has no interval and is drawn hollow. For a regressor's
+    frame, the prediction after the step (or its change), against the
+    target range drawn as a band.
 
     Build it with :meth:`from_explanations`; the constructor takes the
     computed statistics.
@@ -60,6 +68,10 @@ class ProbabilityByStepDisplay(Display):
         How the axis names the probability, e.g. ``"P(>50K)"``.
     subtitle : str, default=None
         What the plot counts, for the title.
+    target_range : tuple of float, default=None
+        A regressor's range to reach, ``(low, high)``: ``value`` holds its
+        predictions, drawn against the range as a band (with
+        ``measure="level"``), the axis fitted to them.
 
     Attributes
     ----------
@@ -67,8 +79,9 @@ class ProbabilityByStepDisplay(Display):
         ``{action: matplotlib.container.ErrorbarContainer}``.
     singles_ : list of matplotlib.lines.Line2D
         The hollow markers of the points resting on one step.
-    threshold_line_ : matplotlib.lines.Line2D or None
-        The decision threshold (or, for a change, the zero line).
+    threshold_line_ : matplotlib.lines.Line2D, matplotlib.patches.Polygon or None
+        The decision threshold (or, for a change, the zero line; for a
+        regressor's levels, the band of the target range).
     legend_ : matplotlib.legend.Legend
     ax_ : matplotlib.axes.Axes
     figure_ : matplotlib.figure.Figure
@@ -115,6 +128,7 @@ class ProbabilityByStepDisplay(Display):
         threshold=0.5,
         proba_name="target probability",
         subtitle=None,
+        target_range=None,
     ):
         self.statistics = statistics
         self.colors = colors
@@ -124,6 +138,7 @@ class ProbabilityByStepDisplay(Display):
         self.threshold = threshold
         self.proba_name = proba_name
         self.subtitle = subtitle
+        self.target_range = target_range
 
     @classmethod
     @validated(_PARAMS, "errorbar_kw", "threshold_kw", "legend_kw")
@@ -138,7 +153,7 @@ class ProbabilityByStepDisplay(Display):
         n_boot=1000,
         confidence=0.95,
         random_state=0,
-        threshold=0.5,
+        threshold="auto",
         colors=None,
         dodge=0.08,
         target_name=None,
@@ -158,6 +173,8 @@ class ProbabilityByStepDisplay(Display):
         measure : {"level", "change"}, default="level"
             The probability after the step (the paper's Fig. 6), or the
             change over the step (which needs ``initial_proba`` for step 1).
+            For a regressor's frame: its prediction after the step, or the
+            change of the prediction.
         statistic : {"mean", "median"}, default="mean"
             The statistic shown and bootstrapped (the paper shows the median).
         solutions : {"all", "cheapest"}, default="all"
@@ -168,7 +185,8 @@ class ProbabilityByStepDisplay(Display):
             indexed by the ``instance`` labels (``pd.Series(model.
             predict_proba(X)[:, 1], index=X.index)``), or an array with one
             per instance in the frame's order (the rows of ``X``); needed by
-            ``measure="change"``.
+            ``measure="change"``. For a regressor, its prediction
+            (``model.predict(X)``).
         n_boot : int, default=1000
             Bootstrap resamples per point.
         confidence : float, default=0.95
@@ -176,9 +194,14 @@ class ProbabilityByStepDisplay(Display):
             ``(1 + confidence) / 2`` percentiles of the resampled statistic.
         random_state : int, numpy Generator or None, default=0
             Seed of the bootstrap (``numpy.random.default_rng``).
-        threshold : float or None, default=0.5
-            With ``measure="level"``, a dashed line at this probability (the
-            decision threshold of a binary model); None hides it.
+        threshold : float, "auto" or None, default="auto"
+            With ``measure="level"``, a dashed line at this probability;
+            ``"auto"``: at the frame's decision threshold (0.5 for a binary
+            model deciding by the arg-max of its probabilities), and none
+            where there is no fixed one (three classes or more, a threshold
+            of the model's own: the frame's ``margin`` is NaN); None hides
+            it. A regressor's frame shows its target range as a band
+            instead.
         colors : dict, default=None
             ``{action: colour}``; by default
             :func:`~sklearn_cscf.plotting.action_colors` of the sorted action
@@ -201,21 +224,30 @@ class ProbabilityByStepDisplay(Display):
         _data.reject_bool("n_boot", n_boot)
         rng = np.random.default_rng(random_state)
         ok = _data.ok_rows(explanations, {"target_proba"})
+        column = _data.scored_column(ok)
         table = _data.select(_data.sequences(ok), solutions)
-        rows = _data.step_values(explanations, ok, table, measure, initial_proba)
+        rows = _data.step_values(
+            explanations, ok, table, measure, initial_proba, column
+        )
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )
         palette = _style.colors_for(ok, colors)
+        regression = column == "prediction"
+        if regression:
+            name = "prediction" if target_name is None else target_name
+        else:
+            name = _style.proba_name(ok, target_name)
         display = cls(
             statistics,
             colors=palette,
             measure=measure,
             statistic=statistic,
             confidence=confidence,
-            threshold=threshold,
-            proba_name=_style.proba_name(ok, target_name),
+            threshold=None if regression else _data.decision_threshold(ok, threshold),
+            proba_name=name,
             subtitle=_data.scope(table, solutions),
+            target_range=target_range(ok) if regression else None,
         )
         return display.plot(
             ax=ax,
@@ -293,7 +325,10 @@ class ProbabilityByStepDisplay(Display):
         if self.measure == "level":
             if self.threshold is not None:
                 self._threshold_line(ax, threshold_kw)
-            ax.set_ylim(-0.02, 1.02)
+            if self.target_range is None:
+                ax.set_ylim(-0.02, 1.02)
+            else:  # a regressor: its predictions against the range to reach
+                self._range_band(ax, self.target_range)
             ylabel = f"{self.statistic} {self.proba_name} after the step"
         else:
             self._threshold_line(ax, threshold_kw, 0.0, lw=0.8)
@@ -304,6 +339,14 @@ class ProbabilityByStepDisplay(Display):
         ax.set_xlim(1 - 0.5, last + 0.5)
         ax.set_xlabel("step position")
         handles, texts = ax.get_legend_handles_labels()
+        # the actions first, then what a regressor's band stands for
+        last = [
+            k
+            for k, h in enumerate(handles)
+            if h is self.threshold_line_ and self.target_range is not None
+        ]
+        order = [k for k in range(len(handles)) if k not in last] + last
+        handles, texts = [handles[k] for k in order], [texts[k] for k in order]
         if self.singles_:
             handles.append(_style.handle(marker="o", mfc="white", mec="0.3"))
             texts.append("one step only (no interval)")
@@ -311,4 +354,5 @@ class ProbabilityByStepDisplay(Display):
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"
         if self.subtitle:
             subtitle = f"{self.subtitle}; {subtitle}"
-        return self._finish(ax, f"Target probability by step, per action\n{subtitle}")
+        what = "Target probability" if self.target_range is None else "Prediction"
+        return self._finish(ax, f"{what} by step, per action\n{subtitle}")

@@ -16,7 +16,11 @@ _PARAMS = {
     "initial_proba": [Real, pd.Series, Mapping, "array-like", None],
     "max_solutions": [Interval(Integral, 1, None, closed="left")],
     "all_orders": ["boolean"],
-    "threshold": [Interval(Real, None, None, closed="neither"), None],
+    "threshold": [
+        Interval(Real, None, None, closed="neither"),
+        StrOptions({"auto"}),
+        None,
+    ],
     "dodge": [Interval(Real, 0, 0.5, closed="both")],
     "step_labels": [StrOptions({"auto", "names", "keys"})],
     "subject": [str],
@@ -31,7 +35,9 @@ class TargetProbabilityDisplay(Display):
     first, from step 0 (the instance itself, when its probability is known)
     through each of its steps, each point labelled with the step's action.
     The legend names each plan by its number (``#k`` is ``plan`` ``k - 1``
-    of the frame) and its cost. A dashed line marks the decision threshold.
+    of the frame) and its cost. A dashed line marks the decision threshold
+    (where the frame knows one: not for three classes or more), a band a
+    regressor's target range.
     Each plan has its own marker and colour and is shifted sideways a
     little (``dodge``), so that plans taking the same step stay visible;
     other orders of a plan are dashed, with hollow markers. The labels are
@@ -129,7 +135,7 @@ class TargetProbabilityDisplay(Display):
         initial_proba=None,
         max_solutions=5,
         all_orders=False,
-        threshold=0.5,
+        threshold="auto",
         dodge=0.08,
         step_labels="auto",
         subject="Instance",
@@ -160,9 +166,13 @@ class TargetProbabilityDisplay(Display):
             Draw at most this many lines, the cheapest first.
         all_orders : bool, default=False
             Draw every order of a plan, not only its cheapest.
-        threshold : float or None, default=0.5
-            A dashed line at this probability (the decision threshold of a
-            binary model); None hides it.
+        threshold : float, "auto" or None, default="auto"
+            A dashed line at this probability; ``"auto"``: at the frame's
+            decision threshold (0.5 for a binary model deciding by the
+            arg-max of its probabilities), and none where there is no fixed
+            one (three classes or more, a threshold of the model's own: the
+            frame's ``margin`` is NaN); None hides it. A regressor's frame
+            shows its target range as a band instead.
         dodge : float, default=0.08
             Sideways shift between the plans' points, in steps.
         step_labels : {"auto", "names", "keys"}, default="auto"
@@ -204,7 +214,9 @@ class TargetProbabilityDisplay(Display):
         display = cls(
             lines,
             initial_proba=p0,
-            threshold=None if regression else threshold,
+            threshold=None
+            if regression
+            else _data.decision_threshold(steps, threshold),
             proba_name=name,
             title=f"{subject} {instance}: {shown}, step by step",
             target_range=target_range(steps) if regression else None,
@@ -307,24 +319,7 @@ class TargetProbabilityDisplay(Display):
         if self.target_range is None:
             ax.set_ylim(-0.03, 1.03)
         else:  # a regressor: its predictions against the range to reach
-            ax.margins(y=0.08)
-            low, high = self.target_range
-            bottom, top = ax.get_ylim()
-            # the finite ends of the range in view, with a little room
-            span = top - bottom
-            if np.isfinite(low) and low < bottom:
-                bottom = low - 0.05 * span
-            if np.isfinite(high) and high > top:
-                top = high + 0.05 * span
-            self.threshold_line_ = ax.axhspan(
-                max(low, bottom),
-                min(high, top),
-                color=_style.THRESHOLD_COLOR,
-                alpha=0.12,
-                zorder=0,
-                label=f"target range [{low:g}, {high:g}]",
-            )
-            ax.set_ylim(bottom, top)
+            self._range_band(ax, self.target_range)
         ax.set_xlabel("step")
         ax.set_ylabel(f"{self.proba_name} after the step")
         title, (handles, texts) = "plan", ax.get_legend_handles_labels()

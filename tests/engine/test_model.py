@@ -416,6 +416,53 @@ def test_fit_names_the_estimator_and_what_it_was_doing(line_data):
     assert str(caught.value.__cause__) == "singular matrix"
 
     fitted = FailingProba().fit(X, y)
-    with pytest.raises(OSError, match="FailingProba raised OSError in fit") as caught:
+    in_fit = "FailingProba raised OSError in its predict_proba, which the explainer"
+    with pytest.raises(OSError, match=in_fit) as caught:
         SequentialCounterfactualExplainer(fitted, **SMALL).fit(X)
     assert str(caught.value.__cause__) == "model server down"
+
+
+def test_the_default_model_is_fitted_under_the_thread_limits_of_explain(
+    credit_data, monkeypatch
+):
+    # issue 37: 16.8 CPU seconds on a busy 2-core machine, 0.84 with one
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    fit = HistGradientBoostingClassifier.fit
+
+    def counting(self, X, y, *args, **kwargs):
+        seen.append(
+            {pool["user_api"]: pool["num_threads"] for pool in threadpool_info()}
+        )
+        return fit(self, X, y, *args, **kwargs)
+
+    monkeypatch.setattr(HistGradientBoostingClassifier, "fit", counting)
+    X, y = credit_data
+    with threadpool_limits(limits=3):  # whatever the machine's cores
+        SequentialCounterfactualExplainer(random_state=0).fit(X, y)
+        after = {pool["user_api"]: pool["num_threads"] for pool in threadpool_info()}
+    (inside,) = seen
+    assert inside and set(inside.values()) == {1}
+    assert set(after.values()) == {3}  # the caller's limits are restored
+
+
+def test_a_model_failing_in_fit_names_its_method_and_why_an_array_fails(
+    credit_data, credit_model
+):
+    # issue 37: "raised KeyError in fit" though it was the model's predict
+    # inside the explainer's fit, on an array without the column names
+    X, _ = credit_data
+    with pytest.raises(ValueError) as caught:
+        SequentialCounterfactualExplainer(credit_model).fit(X.to_numpy())
+    message = str(caught.value)
+    assert message.startswith(
+        "The estimator Pipeline raised ValueError in its predict_proba, which "
+        "the explainer's fit calls on 300 rows of the X given to it: "
+    )
+    assert message.endswith(
+        "The model was fitted on named columns ('income', 'debt', 'age', "
+        "'hours', 'education', ...), and X has none (an array): pass X as a "
+        "DataFrame with those columns."
+    )
