@@ -85,11 +85,14 @@ def resolve(params, X, given, y):
     encoded = schema.encode(X)
     sample = probe_sample(encoded)
     # resolve, fit, its two wrappers, the user
+    max_rows = params["max_model_rows"]
     with quiet_names(warn_fitted_without_names(estimator, X, stacklevel=5)):
         # a regressor decides by predict alone
-        uses_predict = regressor or needs_predict(estimator, schema, sample, classes)
+        uses_predict = regressor or needs_predict(
+            estimator, schema, sample, classes, max_rows
+        )
         # a model whose answers vary has every reported plan checked afresh
-        varies = answers_vary(estimator, schema, sample, classes)
+        varies = answers_vary(estimator, schema, sample, classes, max_rows)
     target = make_target(
         classes,
         target_class=params["target_class"],
@@ -109,7 +112,9 @@ def resolve(params, X, given, y):
     reference = None
     if params["plausibility"] is not False:
         rows = reference_rows(encoded)
-        answers, _ = decisions_now(estimator, schema, classes, rows, params["errors"])
+        answers, _ = decisions_now(
+            estimator, schema, classes, rows, params["errors"], max_rows
+        )
         reference = Reference(rows, answers)
     return Fitted(
         schema=schema,

@@ -93,13 +93,14 @@ class ModelAdapter:
         self.quiet = fitted_without_names(estimator)
 
     def _call(self, method, X):
-        """``estimator.<method>(X)``, timed; an error names the method."""
+        """``estimator.<method>(X)``, timed; an error names the method (and,
+        for a call of several rows, the setting that bounds them)."""
         start = time.perf_counter()
         try:
             with quiet_names(self.quiet):
                 return getattr(self.estimator, method)(X)
         except Exception as exc:
-            blame(exc, f"the estimator's {method}")
+            blame(exc, f"the estimator's {method}{batch_note(len(X))}")
             raise
         finally:
             self.seconds += time.perf_counter() - start
@@ -183,6 +184,34 @@ class ModelAdapter:
                 "per class, summing to 1 (normalise the rows, say)."
             )
         return proba
+
+
+def batch_note(n_rows, max_rows=None):
+    """What a failed model call of ``n_rows`` rows says about their number:
+    nothing for one row; else how many, and that the explainer's
+    ``max_model_rows`` bounds them (a model may refuse large batches)."""
+    if n_rows <= 1:
+        return ""
+    if max_rows is None or n_rows <= max_rows:
+        return (
+            f" (asked about {n_rows} rows in one call; the explainer's "
+            "max_model_rows sets the most rows per call)"
+        )
+    return f" (asked about {n_rows} rows in calls of at most max_model_rows={max_rows})"
+
+
+def in_chunks(rows, max_rows, ask):
+    """``ask(part)`` for the parts of ``rows`` of at most ``max_rows`` rows
+    (``None``: one part), concatenated."""
+    n = rows.shape[0]
+    if max_rows is None or n <= max_rows:
+        return np.asarray(ask(rows))
+    return np.concatenate(
+        [
+            np.asarray(ask(rows[start : start + max_rows]))
+            for start in range(0, n, max_rows)
+        ]
+    )
 
 
 @dataclass
@@ -280,13 +309,23 @@ def _answer_in_chunks(model, states, max_rows):
     )
 
 
+def answers_about(problem, states):
+    """The model's :class:`Answers` about encoded ``states``, decided as the
+    search of ``problem`` decides (its ``use_predict``), in calls of at most
+    ``problem.max_model_rows`` rows (``None``: one call)."""
+    model = ModelAdapter(
+        problem.estimator, problem.schema, problem.classes, problem.use_predict
+    )
+    return _answer_in_chunks(model, states, problem.max_model_rows)
+
+
 # ---------------------------------------------------------------------- #
 # what the model is
 # ---------------------------------------------------------------------- #
-def decisions_now(estimator, schema, classes, encoded, errors):
+def decisions_now(estimator, schema, classes, encoded, errors, max_rows=None):
     """The model's :class:`Answers` about each row now (its own ``predict``
-    decides); decision ``-1`` where it raised, with the message
-    (``{row: message}``)."""
+    decides), in calls of at most ``max_rows`` rows (``None``: one);
+    decision ``-1`` where it raised, with the message (``{row: message}``)."""
     model = ModelAdapter(
         estimator, schema, classes, use_predict=hasattr(estimator, "predict")
     )
@@ -294,7 +333,7 @@ def decisions_now(estimator, schema, classes, encoded, errors):
     try:
         if n == 0:
             return Answers(np.empty(0, dtype=np.intp), None), {}
-        return model.answer(encoded), {}
+        return _answer_in_chunks(model, encoded, max_rows), {}
     except Exception:
         if errors == "raise":
             raise
@@ -351,22 +390,33 @@ def model_classes(estimator, regressor):
     return classes
 
 
-def needs_predict(estimator, schema, rows, classes):
+def needs_predict(estimator, schema, rows, classes, max_rows=None):
     """Whether the model's decisions must come from its ``predict``: it has no
     ``predict_proba``, or its ``predict`` is not the arg-max of its
     probabilities on ``rows`` (encoded rows of the training data), as with a
     tuned decision threshold. The probabilities are checked on the way
-    (finite, in [0, 1])."""
+    (finite, in [0, 1]). The model is asked about at most ``max_rows`` rows
+    per call (``None``: all in one)."""
     if not hasattr(estimator, "predict_proba"):
         return True
     model = ModelAdapter(estimator, schema, classes)
-    X_rows = schema.to_model_input(rows)
-    doing = f"in fit, on {rows.shape[0]} rows of the X given to fit"
+
+    def proba(part):
+        X = schema.to_model_input(part)
+        return model._checked(estimator.predict_proba(X), part.shape[0])
+
+    doing = (
+        f"in fit, on {rows.shape[0]} rows of the X given to fit"
+        f"{batch_note(rows.shape[0], max_rows)}"
+    )
     with asking(estimator, doing):
-        chance = model._checked(estimator.predict_proba(X_rows), rows.shape[0])
+        chance = in_chunks(rows, max_rows, proba)
         if not model.has_predict:
             return False
-        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
+        decided = in_chunks(
+            rows, max_rows, lambda part: model.decide(schema.to_model_input(part))
+        )
+        return bool((decided != chance.argmax(axis=1)).any())
 
 
 @contextmanager
@@ -388,20 +438,27 @@ def asking(estimator, doing):
         raise wrapped from exc
 
 
-def answers_vary(estimator, schema, rows, classes):
+def answers_vary(estimator, schema, rows, classes, max_rows=None):
     """Ask the model twice about the same rows (up to ``REPEAT_ROWS`` of the
-    encoded training ``rows``: its probabilities, or its predictions); warn
-    and return True when the answers differ: the search remembers answers,
-    so such a model needs every reported plan checked afresh."""
+    encoded training ``rows``: its probabilities, or its predictions; at
+    most ``max_rows`` per call); warn and return True when the answers
+    differ: the search remembers answers, so such a model needs every
+    reported plan checked afresh."""
     rows = rows[:REPEAT_ROWS]
-    X = schema.to_model_input(rows)
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):
         method = "predict"
-    doing = f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
+
+    def ask(part):
+        return getattr(estimator, method)(schema.to_model_input(part))
+
+    doing = (
+        f"in fit, in its {method} on {rows.shape[0]} rows of the X given to fit"
+        f"{batch_note(rows.shape[0], max_rows)}"
+    )
     with asking(estimator, doing):
-        first = np.asarray(getattr(estimator, method)(X))
-        second = np.asarray(getattr(estimator, method)(X))
+        first = in_chunks(rows, max_rows, ask)
+        second = in_chunks(rows, max_rows, ask)
     if first.shape == second.shape and (
         np.array_equal(first, second)
         or (

@@ -27,6 +27,7 @@ LAYERS = {
         "_dask",
         "_workspace",
         "_rows",
+        "_version",
     ],
     "definitions": [
         "actions",
@@ -49,7 +50,7 @@ LAYERS = {
         "_reachability",
     ],
     "fit": ["_compile", "_make_actions"],
-    "driver": ["_driver", "_pieces", "_checkpoints"],
+    "driver": ["_driver", "_pieces", "_checkpoints", "_workers"],
     "estimator": ["_explainer"],
     "post-hoc": [
         "_reporting",

@@ -44,9 +44,19 @@ def check_reached(defs, records):
         check_verdict(defs, record, name, score)
 
 
+def _bounds(defs):
+    """``(low, high)`` of a regressor's ``target_range``, an open end
+    (``None``) as an infinity, as the explainer documents it."""
+    low, high = defs.target_range
+    return (
+        -np.inf if low is None else float(low),
+        np.inf if high is None else float(high),
+    )
+
+
 def _range(defs, decision):
     """A regressor's range: no classes to accept, and its name in the frame."""
-    low, high = (float(v) for v in defs.target_range)
+    low, high = _bounds(defs)
     return None, f"[{low:g}, {high:g}]"
 
 
@@ -153,7 +163,7 @@ def reaches(defs, predicted, proba, accept):
     if predicted is None:
         return False, np.nan
     if defs.classes is None:
-        low, high = (float(v) for v in defs.target_range)
+        low, high = _bounds(defs)
         value = float(predicted)
         margin = defs.target_margin
         return bool(low + margin <= value <= high - margin), value
