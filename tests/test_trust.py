@@ -383,6 +383,11 @@ def test_bounded_calls_in_fit_and_explain_with_one_setting(line_data, logistic):
     # the chunks change no answer: as one call of a model taking any size
     reference = SequentialCounterfactualExplainer(Honest(logistic), **params)
     pd.testing.assert_frame_equal(frame, reference.fit(X).explain(rows))
+    # replay asks in calls of max_model_rows too
+    _, states = explainer.explain(rows, return_states=True)
+    Picky.sizes = []
+    assert replay(explainer, rows, frame, states)["passed"].all()
+    assert max(Picky.sizes) <= 30
     # without the setting, each row's error names it
     explainer.set_params(max_model_rows=None)
     with pytest.warns(UserWarning, match="could not be explained"):

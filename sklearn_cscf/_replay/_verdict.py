@@ -97,8 +97,22 @@ def check_verdict(defs, record, name, score):
 
 def verdicts(defs, states):
     """The model's decision on each state, and its probabilities (None
-    without ``predict_proba``), in one call of each for all states; a
-    state the model fails on gets ``None`` and the error's text."""
+    without ``predict_proba``), in one call of each for all states (or for
+    each ``max_model_rows`` of them, the explainer's); a state the model
+    fails on gets ``None`` and the error's text."""
+    size = defs.max_rows or max(len(states), 1)
+    if len(states) <= size:
+        return _verdicts(defs, states)
+    predicted, proba, failures = [], [], []
+    for start in range(0, len(states), size):
+        part = _verdicts(defs, states[start : start + size])
+        predicted.extend(part[0])
+        proba.extend(part[1])
+        failures.extend(part[2])
+    return predicted, proba, failures
+
+
+def _verdicts(defs, states):
     try:
         predicted, proba = predict_states(defs, states)
         if proba is None:
