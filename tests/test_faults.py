@@ -215,7 +215,7 @@ def test_a_file_size_limit_stops_checkpointing_and_says_so_each_run(
     import resource
 
     X, _ = line_data
-    rows = X[fitted_line.estimator_.predict(X) == 0].iloc[:4]
+    rows = X[fitted_line.estimator_.predict(X) == 0].iloc[:2]
     explainer = fitted_line.set_params(batch_size=2)
     whole = explainer.explain(rows)
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)

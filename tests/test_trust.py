@@ -221,7 +221,7 @@ def test_a_complete_checkpoint_on_read_only_media_is_read(
     fitted_line, line_data, tmp_path, monkeypatch
 ):
     X, _ = line_data
-    rows = X[fitted_line.estimator_.predict(X) == 0].iloc[:4]
+    rows = X[fitted_line.estimator_.predict(X) == 0].iloc[:3]
     run = tmp_path / "run"
     explainer = fitted_line.set_params(batch_size=1)  # a piece per row
     try:
@@ -248,7 +248,7 @@ def test_a_complete_checkpoint_on_read_only_media_is_read(
         frame = fitted_line.explain(rows, checkpoint=run)
     pd.testing.assert_frame_equal(frame, whole)
     assert sum("checkpointing stopped" in str(w.message) for w in caught) == 1
-    assert len(list(run.glob("piece-*"))) == 2  # nothing written
+    assert len(list(run.glob("piece-*"))) == 1  # nothing written
 
 
 # ---------------------------------------------------------------------- #
@@ -369,7 +369,7 @@ class Picky(Wrapping):
 
 def test_bounded_calls_in_fit_and_explain_with_one_setting(line_data, logistic):
     X, _ = line_data  # 400 rows
-    rows = X[logistic.predict(X) == 0].iloc[:6]  # 6 x 40 states a generation
+    rows = X[logistic.predict(X) == 0].iloc[:3]  # 3 x 40 states a generation
     params = {"actions": line_actions(), **SMALL}
     with pytest.raises(ValueError, match="max_model_rows") as caught:
         SequentialCounterfactualExplainer(Picky(logistic), **params).fit(X)
@@ -585,9 +585,9 @@ import runpy
 import sys
 
 
-class CtrlC:  # Ctrl-C while scikit-learn's metrics load
+class CtrlC:  # Ctrl-C while the libraries the job needs load
     def find_spec(self, name, path=None, target=None):
-        if name == "sklearn.metrics":
+        if name == "pandas":
             raise KeyboardInterrupt
         return None
 
