@@ -32,6 +32,8 @@ The public surface:
 
 import importlib
 
+from sklearn_cscf._version import __version__
+
 # Public names are imported on first use (PEP 562): a worker process, which
 # imports this package to unpickle its task, then loads only the modules the
 # search needs, not the datasets, metrics, plotting, replay or reporting.
@@ -62,7 +64,6 @@ _LAZY = {  # public name -> the module defining it
     "write_explanations": "sklearn_cscf.reporting",
 }
 
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "Action",

@@ -18,19 +18,54 @@ import argparse
 import contextlib
 import os
 import secrets
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-import pandas as pd
-from sklearn.metrics import balanced_accuracy_score
+from sklearn_cscf import __version__
 
-from sklearn_cscf import SequentialCounterfactualExplainer, __version__, describe
+# What the job needs (pandas, scikit-learn, the scenarios) is imported by
+# _load, inside main: Ctrl-C while those libraries load (seconds) then ends
+# the program like Ctrl-C at any other moment, with status 130 and no
+# traceback. SCENARIOS, train and pick_rejected are still imported from here
+# by callers written before sklearn_cscf._demo (module __getattr__ below).
+_LOADED = (
+    "pd",
+    "balanced_accuracy_score",
+    "SequentialCounterfactualExplainer",
+    "describe",
+    "SCENARIOS",
+    "add_search_options",
+    "pick_rejected",
+    "train",
+)
 
-# SCENARIOS, train and pick_rejected are still imported from here by callers
-# written before sklearn_cscf._demo
-from sklearn_cscf._demo import SCENARIOS, add_search_options, pick_rejected, train
+
+def _load():
+    """Import what the job needs into this module (once)."""
+    global pd, balanced_accuracy_score, SequentialCounterfactualExplainer
+    global describe, SCENARIOS, add_search_options, pick_rejected, train
+    import pandas as pd
+    from sklearn.metrics import balanced_accuracy_score
+
+    from sklearn_cscf import SequentialCounterfactualExplainer, describe
+    from sklearn_cscf._demo import (
+        SCENARIOS,
+        add_search_options,
+        pick_rejected,
+        train,
+    )
+
+
+def __getattr__(name):
+    if name in _LOADED:
+        _load()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 CSV_NAME = "explanations.csv"
 PLOT_NAME = "explanations.png"
@@ -51,6 +86,7 @@ def _prog():
 
 def build_parser():
     """The argument parser of the command-line demo."""
+    _load()
     parser = argparse.ArgumentParser(
         prog=_prog(),
         description=(
@@ -343,25 +379,59 @@ def run(args):
         )
     if "unreachable" in counts:
         print(
-            "For the people marked unreachable, not even the declared actions "
-            "at the ends of their values satisfy the model (see the message "
-            "column); a larger budget will not help."
+            "For the people marked unreachable, neither the declared actions "
+            "at the ends of their values nor each action alone at values "
+            "between them satisfy the model (see the message column): for a "
+            "model monotone in those features no plan exists; for these "
+            "trees, a plan may still lie between the values tried, which a "
+            "larger budget may find."
         )
     return explanations
 
 
 def main(argv=None):
-    """Entry point of ``python -m sklearn_cscf`` and ``sklearn-cscf``."""
-    args = parse_args(argv)
-    _prepare_output(args.output)
+    """Entry point of ``python -m sklearn_cscf`` and ``sklearn-cscf``.
+
+    Returns the exit status: 0, 1 when the output cannot be written, 130
+    when interrupted (Ctrl-C; said in one line, without a traceback, also
+    when the worker processes, which Ctrl-C stops too, die first).
+    """
+    interrupted = []
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_interrupt(signum, frame):
+        interrupted.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    # signal handlers belong to the main thread (main run in another, say
+    # by a test runner, keeps Python's own)
+    handled = (
+        previous is signal.default_int_handler
+        and threading.current_thread() is threading.main_thread()
+    )
+    if handled:
+        signal.signal(signal.SIGINT, on_interrupt)
     try:
+        args = parse_args(argv)
+        _prepare_output(args.output)
         run(args)
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         return 130
+    except RuntimeError as exc:
+        if interrupted and type(exc).__name__ == "WorkerDiedError":
+            print("Interrupted.", file=sys.stderr)
+            return 130
+        raise
     except OSError as exc:
         print(f"sklearn-cscf: cannot write the output: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if handled:
+            signal.signal(signal.SIGINT, previous)
     return 0
 
 

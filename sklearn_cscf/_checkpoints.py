@@ -8,12 +8,17 @@ the worst it can do is be refused.
 - The manifest records the run's fingerprint (a digest of what decides the
   answers: the actions, the graph, the objectives, the search settings, the
   encoded rows, their labels, the seed, ``max_plans``/``all_orders``/``all_values``
-  and the model's type; sets in a fixed order, and never how the model pickles, so
-  that its counters, caches and the order of its sets do not count), the
-  run's seed entropy, and for each piece its file name, its size, its rows
-  and the SHA-256 of its bytes. Each piece also keeps the model's answers
-  about its rows: a model that now answers otherwise about one is another
-  run's (not compared for a model whose answers vary).
+  and the model's type and parameters; sets in a fixed order, and never how
+  the model pickles, so that its counters, caches and the order of its sets
+  do not count), the run's seed entropy, and for each piece its file name,
+  its size, its rows and the SHA-256 of its bytes. Each piece also keeps the
+  model's answers about its rows: a model that now answers otherwise about
+  one is another run's (not compared for a model whose answers vary, which
+  still counts by its type and parameters).
+- The final states of the plans loaded are asked about again, in one call,
+  with the model now in use: rows whose plans it rejects (a model retrained
+  since) are searched again, with a warning saying how many (not for a model
+  whose answers vary).
 - A piece holds the numbers the output is built from (the reported
   sequences: orders, efforts, discounts, costs, states, scores, objectives;
   each row's status, message and diagnostics), never a frame: the frame is
@@ -32,16 +37,21 @@ the worst it can do is be refused.
   with a message saying another process holds it.
 - Rows that ended in ``"error"`` are not taken from a checkpoint: a resumed
   run tries them again (the error may have been transient).
-- A save that fails (a full disk) warns and stops checkpointing; the run
-  goes on and returns every row.
+- A save that fails (a full disk, a file-size limit) warns and stops
+  checkpointing, once in every run that stops; the run goes on and returns
+  every row. A directory that cannot be written to (read-only media) is read
+  without a lock, and nothing is saved there.
 """
 
+import dataclasses
+import errno
 import hashlib
 import io
 import json
 import os
 import pickle
 import stat
+import sys
 import tempfile
 import types
 import warnings
@@ -50,12 +60,13 @@ from pathlib import Path
 import cloudpickle
 import numpy as np
 
+from sklearn_cscf._engine._model import answers_about
 from sklearn_cscf._frames import DIAGNOSTICS
 from sklearn_cscf._pickling import ByValue
 from sklearn_cscf._result import SEQUENCE_ARRAYS, Diagnostics, InstanceResult
 from sklearn_cscf._status import STATUS_ERROR, STATUSES
 
-CHECKPOINT_VERSION = 4
+CHECKPOINT_VERSION = 5
 MANIFEST = "manifest.json"
 LOCK = ".lock"
 # the model's probabilities about the rows count to this many decimals (the
@@ -75,12 +86,15 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
     """What a checkpoint's pieces were computed from.
 
     ``problem`` is what every row's search shares (model, actions, graph,
-    objectives, settings); ``form`` is how the pieces are cut down
-    (``max_plans``, ``all_orders``). The model counts by its type here,
-    never by how it pickles: a call counter, an answer cache or a set of
-    strings held by the model does not change the digest; what it answers
-    is checked row by row (:class:`Checkpoint` keeps the model's answers
-    about each saved row, and compares them on resume). Everything else
+    objectives, settings; not ``max_model_rows``, which changes no answer);
+    ``form`` is how the pieces are cut down (``max_plans``,
+    ``all_orders``). The model counts by its type and parameters here
+    (:func:`describe_model`), never by how it pickles: a call counter, an
+    answer cache or a set of strings held by the model does not change the
+    digest; what it answers is checked row by row (:class:`Checkpoint`
+    keeps the model's answers about each saved row, and compares them on
+    resume; the final states of the loaded plans are asked about again).
+    Everything else
     is pickled with sets in a fixed order, so the digest is the same in
     another process (``PYTHONHASHSEED``), including for classes and
     functions defined in ``__main__`` (a script or a notebook), which
@@ -88,9 +102,13 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
     """
     digest = hashlib.sha256()
     digest.update(f"{FORMAT} {CHECKPOINT_VERSION}".encode())
+    # the size of the model's calls changes no answer
+    if getattr(problem, "max_model_rows", None) is not None:
+        problem = dataclasses.replace(problem, max_model_rows=None)
     digest.update(_stable_pickle(problem, model=problem.estimator))
-    model = type(problem.estimator)
-    digest.update(f"{model.__module__}.{model.__qualname__}".encode())
+    # what even a model whose answers vary cannot fake: its type and its
+    # parameters (and those of the models it wraps)
+    digest.update(repr(describe_model(problem.estimator)).encode())
     digest.update(np.ascontiguousarray(encoded, dtype=float).tobytes())
     digest.update(np.ascontiguousarray(targets, dtype=np.int64).tobytes())
     digest.update(pickle.dumps([(type(v).__name__, v) for v in labels]))
@@ -98,6 +116,71 @@ def fingerprint(problem, encoded, targets, labels, random_state, form):
     digest.update(repr(seed).encode())
     digest.update(repr(form).encode())
     return digest.hexdigest()
+
+
+# how deep describe_model follows models held by models
+DESCRIBE_DEPTH = 8
+
+
+def _is_model(obj):
+    return not isinstance(obj, type) and (
+        hasattr(obj, "get_params")
+        or hasattr(obj, "predict")
+        or hasattr(obj, "predict_proba")
+        or hasattr(obj, "transform")
+    )
+
+
+def describe_model(model, depth=0):
+    """The type and parameters of ``model`` as nested plain values, the same
+    in every process: a scikit-learn estimator's ``get_params(deep=False)``
+    (models among them described the same way), or, for a model without
+    ``get_params``, the models it holds as attributes. Numbers, text and
+    ``None`` count by value, arrays by their bytes, anything else by its
+    type only: a call counter, a cache or a generator a model keeps does not
+    count (what it answers is checked row by row)."""
+    kind = f"{type(model).__module__}.{type(model).__qualname__}"
+    if depth > DESCRIBE_DEPTH:
+        return (kind,)
+    params = None
+    if hasattr(model, "get_params"):
+        try:
+            params = dict(model.get_params(deep=False))
+        except Exception:
+            params = None
+    if params is None:
+        held = vars(model) if hasattr(model, "__dict__") else {}
+        params = {k: v for k, v in held.items() if _is_model(v)}
+    described = sorted(
+        (str(k), _describe_value(v, depth + 1)) for k, v in params.items()
+    )
+    return (kind, tuple(described))
+
+
+def _describe_value(value, depth):
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return repr(value)
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        if array.dtype.kind == "O":
+            return ("array", tuple(_describe_value(v, depth) for v in array.ravel()))
+        digest = hashlib.sha256(array.tobytes()).hexdigest()
+        return ("array", str(array.dtype), array.shape, digest)
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_describe_value(v, depth) for v in value))
+    if isinstance(value, dict):
+        items = ((repr(k), _describe_value(v, depth)) for k, v in value.items())
+        return ("dict", tuple(sorted(items)))
+    if isinstance(value, set | frozenset):
+        return ("set", tuple(sorted(repr(_describe_value(v, depth)) for v in value)))
+    if _is_model(value):
+        return describe_model(value, depth)
+    if callable(value):
+        name = getattr(value, "__qualname__", type(value).__qualname__)
+        return ("callable", f"{getattr(value, '__module__', '')}.{name}")
+    return ("object", f"{type(value).__module__}.{type(value).__qualname__}")
 
 
 class _StablePickler(cloudpickle.Pickler):
@@ -172,8 +255,18 @@ class Checkpoint:
     shared : bool, default=False
         Use the directory even when its group or other users can write to
         it, or another user owns it.
+    problem : Problem, default=None
+        What the rows are searched with: the final states of the plans
+        loaded are asked about again, in one call (at most
+        ``problem.max_model_rows`` rows per call), and rows whose plans the
+        model now rejects are dropped from what :meth:`load` gives (searched
+        again), with a warning saying how many. Not for a model whose answers
+        vary (``varies``): it counts by its type and parameters only.
 
-    The directory's lock is held from here until :meth:`close`.
+    The directory's lock is held from here until :meth:`close`. A directory
+    that cannot be written to (read-only media) is read without a lock:
+    the rows it holds are loaded, and the rows searched now are not saved
+    (said once, when the first of them would be).
     """
 
     def __init__(
@@ -185,13 +278,15 @@ class Checkpoint:
         answers=None,
         varies=False,
         shared=False,
+        problem=None,
     ):
         self.path = Path(path)
-        self.answers, self.varies = answers, varies
+        self.answers, self.varies, self.problem = answers, varies, problem
         self.fingerprint = fingerprint
         self.n_rows = int(n_rows)
         self.entropy, self.pieces, self.next = int(entropy), {}, 0  # a new run's
         self.stopped = False
+        self.read_only = None  # why the directory cannot be written to
         self._lock = None
         if self.path.is_symlink() or (self.path.exists() and not self.path.is_dir()):
             raise ValueError(
@@ -199,10 +294,22 @@ class Checkpoint:
                 + (" (it is a link)" if self.path.is_symlink() else "")
                 + "; pass a directory."
             )
-        self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            self.path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(
+                f"checkpoint directory {str(self.path)!r} cannot be created "
+                f"({exc}); pass a directory you can write to."
+            ) from None
         if not shared:
             _check_private(self.path)
-        self._lock = _hold_lock(self.path / LOCK)
+        try:
+            self._lock = _hold_lock(self.path / LOCK)
+        except _CannotWrite as exc:
+            # read-only media: nothing can be saved, and nobody else can
+            # write there either; what is saved is still read
+            self.read_only = str(exc.__cause__ or exc)
+            self.stopped = True
         try:
             self._open()
         except BaseException:
@@ -238,8 +345,28 @@ class Checkpoint:
                 "these are this run's checkpoint files, delete them to start "
                 "afresh)."
             )
-        if not (manifest.exists() or manifest.is_symlink()):
-            self._write_manifest()
+        if not (manifest.exists() or manifest.is_symlink()) and not self.stopped:
+            try:
+                self._write_manifest()
+            except OSError as exc:  # a full disk, a file-size limit
+                self._stop(exc)
+
+    def _stop(self, exc, what="save to"):
+        """Stop checkpointing for this run, and say so (once)."""
+        if self.stopped and self.read_only is None:
+            return
+        self.stopped = True
+        if self.read_only is not None:
+            reason = f"it cannot be written to: {self.read_only}"
+            self.read_only = None  # said
+        else:
+            reason = str(exc)
+        warn_user(
+            f"Could not {what} the checkpoint {str(self.path)!r} ({reason}); "
+            "checkpointing stopped for this run. Every row is still "
+            "explained and returned, but the rows from here on are not "
+            "saved for a resume."
+        )
 
     def close(self):
         """Release the directory's lock."""
@@ -348,7 +475,55 @@ class Checkpoint:
             seen.update(int(positions[k]) for k in keep)
             if keep:
                 done.append((positions[keep], [results[k] for k in keep], found[keep]))
-        return done
+        return self._recheck(done)
+
+    def _recheck(self, done):
+        """``done`` without the rows whose saved plans the model now in use
+        rejects (their final states asked about again, in one call), with
+        a warning saying how many: a model retrained since answers the rows
+        themselves alike but not the states the plans reach."""
+        if self.problem is None or self.varies or not done:
+            # a model whose answers vary would reject some plans by chance:
+            # it counts by its type and parameters (the fingerprint) only
+            return done
+        finals, owners, codes = [], [], []
+        for positions, results, _ in done:
+            for position, result in zip(positions.tolist(), results):
+                if result.n_solutions:
+                    count = result.n_solutions
+                    finals.append(result.states[np.arange(count), result.lengths])
+                    owners.append(np.full(count, position))
+                    codes.append(np.full(count, result.target))
+        if not finals:
+            return done
+        owner, code = np.concatenate(owners), np.concatenate(codes)
+        try:
+            answers = answers_about(self.problem, np.concatenate(finals))
+        except Exception as exc:
+            # the search of each row will say what fails
+            stale, why = set(owner.tolist()), f"the model failed on them ({exc})"
+        else:
+            accepted = self.problem.target.gap(answers, code) == 0
+            stale = set(np.unique(owner[~accepted]).tolist())
+            why = (
+                "the model now in use does not accept the final state of a "
+                "plan saved for them (a model retrained or changed since they "
+                "were saved). The other rows' plans are still accepted and "
+                "are kept"
+            )
+        if not stale:
+            return done
+        n_loaded = sum(len(positions) for positions, _, _ in done)
+        warn_user(
+            f"{len(stale)} of the {n_loaded} rows loaded from the checkpoint "
+            f"{str(self.path)!r} are explained again: {why}."
+        )
+        kept = []
+        for positions, results, found in done:
+            keep = [k for k, r in enumerate(positions.tolist()) if r not in stale]
+            if keep:
+                kept.append((positions[keep], [results[k] for k in keep], found[keep]))
+        return kept
 
     def _check_answers(self, file, positions, arrays):
         """Refuse a piece whose rows the model now answers otherwise."""
@@ -385,7 +560,11 @@ class Checkpoint:
 
         A failure to write (``OSError``) warns and stops checkpointing.
         """
-        if self.stopped or not len(positions):
+        if not len(positions):
+            return
+        if self.stopped:
+            if self.read_only is not None:  # said once, at the first save
+                self._stop(None)
             return
         data = _pack(positions, results, found, self.answers)
         name = f"piece-{self.next:06d}.npz"
@@ -401,16 +580,8 @@ class Checkpoint:
             self.next += 1
             self._write_manifest()
             self._write(self.path / name, data)
-        except OSError as exc:
-            self.stopped = True
-            warnings.warn(
-                f"Could not save to the checkpoint {str(self.path)!r} ({exc}); "
-                "checkpointing stopped for this run. Every row is still "
-                "explained and returned, but the rows from here on are not "
-                "saved for a resume.",
-                UserWarning,
-                stacklevel=2,
-            )
+        except OSError as exc:  # a full disk, a file-size limit
+            self._stop(exc)
 
     def _write_manifest(self):
         manifest = {
@@ -486,13 +657,47 @@ def read_bounded(file, limit, what):
         os.close(handle)
 
 
+def warn_user(message):
+    """Warn with ``message`` (a ``UserWarning``) whatever was said before in
+    this process:
+    Python's default filter shows a warning once per place and text, so a
+    second run into the same directory, failing the same way, would
+    otherwise say nothing. Shown at the user's line (the first frame
+    outside this package)."""
+    frame, package = sys._getframe(1), __name__.rsplit(".", 1)[0]
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(package):
+        frame = frame.f_back
+    if frame is None:  # pragma: no cover - called from the package alone
+        warnings.warn(message, UserWarning, stacklevel=2)
+        return
+    warnings.warn_explicit(
+        message,
+        UserWarning,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module=frame.f_globals.get("__name__"),
+        registry={},  # a fresh registry: not silenced by an earlier one
+    )
+
+
+class _CannotWrite(ValueError):
+    """The directory cannot be written to (read-only media, no permission)."""
+
+
+# errors of a directory that cannot be written to
+READ_ONLY_ERRORS = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def _hold_lock(file):
     """Take the directory's lock (a descriptor; closing it releases it), or
-    refuse at once if another process holds it."""
+    refuse at once if another process holds it. A directory that cannot be
+    written to raises :class:`_CannotWrite` (read on, without a lock)."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     try:
         handle = os.open(file, flags, 0o600)
     except OSError as exc:
+        if exc.errno in READ_ONLY_ERRORS and not Path(file).is_symlink():
+            raise _CannotWrite(str(exc)) from exc
         raise ValueError(
             f"checkpoint lock {str(file)!r} cannot be opened ({exc}); pass "
             "another directory."

@@ -31,7 +31,13 @@ from sklearn_cscf._compiled_graph import CompiledGraph
 from sklearn_cscf._engine._brkga import SearchSettings
 from sklearn_cscf._engine._feature_names import quiet_names, warn_fitted_without_names
 from sklearn_cscf._engine._memo import Answers
-from sklearn_cscf._engine._model import PROBA_DECIMALS, ModelAdapter, decisions_now
+from sklearn_cscf._engine._model import (
+    PROBA_DECIMALS,
+    ModelAdapter,
+    batch_note,
+    decisions_now,
+    in_chunks,
+)
 from sklearn_cscf._engine._objectives import Plausibility
 from sklearn_cscf._engine._targets import make_target
 from sklearn_cscf._input_frames import frame_library
@@ -82,6 +88,7 @@ class Settings:
     max_plans: int | None
     all_orders: bool
     all_values: bool
+    max_model_rows: int | None
     search: SearchSettings
     schedule: Schedule
 
@@ -155,11 +162,14 @@ def resolve(settings, X, given, y):
     encoded = schema.encode(X)
     sample = probe_sample(encoded)
     # resolve, fit, its two wrappers, the user
+    max_rows = settings.max_model_rows
     with quiet_names(warn_fitted_without_names(estimator, X, stacklevel=5)):
         # a regressor decides by predict alone
-        uses_predict = regressor or needs_predict(estimator, schema, sample, classes)
+        uses_predict = regressor or needs_predict(
+            estimator, schema, sample, classes, max_rows
+        )
         # a model whose answers vary has every reported plan checked afresh
-        varies = answers_vary(estimator, schema, sample, classes)
+        varies = answers_vary(estimator, schema, sample, classes, max_rows)
     target = make_target(
         classes,
         target_class=settings.target_class,
@@ -178,7 +188,7 @@ def resolve(settings, X, given, y):
     if settings.plausibility is not False:
         rows = reference_rows(encoded)
         answers, _ = decisions_now(
-            estimator, schema, classes, rows, settings.schedule.errors
+            estimator, schema, classes, rows, settings.schedule.errors, max_rows
         )
         reference = Reference(rows, answers)
     return Fitted(
@@ -409,31 +419,41 @@ def model_classes(estimator, regressor):
     return classes
 
 
-def needs_predict(estimator, schema, rows, classes):
+def needs_predict(estimator, schema, rows, classes, max_rows=None):
     """Whether the model's decisions must come from its ``predict``: it has no
     ``predict_proba``, or its ``predict`` is not the arg-max of its
     probabilities on ``rows`` (encoded rows of the training data), as with a
     tuned decision threshold. The probabilities are checked on the way
-    (finite, in [0, 1])."""
+    (finite, in [0, 1]). The model is asked about at most ``max_rows`` rows
+    per call (``None``: all in one)."""
     if not hasattr(estimator, "predict_proba"):
         return True
     model = ModelAdapter(estimator, schema, classes)
-    X_rows = schema.to_model_input(rows)
+    n = rows.shape[0]
+
+    def proba(part):
+        X = schema.to_model_input(part)
+        return model.checked_proba(estimator.predict_proba(X), part.shape[0])
+
     hint = _array_hint(estimator, schema)
-    with asking(estimator, _in_fit("predict_proba", rows.shape[0]), hint):
-        chance = model.checked_proba(estimator.predict_proba(X_rows), rows.shape[0])
+    with asking(estimator, _in_fit("predict_proba", n, max_rows), hint):
+        chance = in_chunks(rows, max_rows, proba)
     if not model.has_predict:
         return False
-    with asking(estimator, _in_fit("predict", rows.shape[0]), hint):
-        return bool((model.decide(X_rows) != chance.argmax(axis=1)).any())
+    with asking(estimator, _in_fit("predict", n, max_rows), hint):
+        decided = in_chunks(
+            rows, max_rows, lambda part: model.decide(schema.to_model_input(part))
+        )
+    return bool((decided != chance.argmax(axis=1)).any())
 
 
-def _in_fit(method, n):
+def _in_fit(method, n, max_rows=None):
     """What the explainer's ``fit`` was doing when the model's ``method``
-    raised, in words."""
+    raised, in words (with how many rows a call held, and the setting that
+    bounds them)."""
     return (
         f"in its {method}, which the explainer's fit calls on {n} rows of the "
-        "X given to it"
+        f"X given to it{batch_note(n, max_rows)}"
     )
 
 
@@ -471,20 +491,24 @@ def asking(estimator, doing, hint=""):
         raise wrapped from exc
 
 
-def answers_vary(estimator, schema, rows, classes):
+def answers_vary(estimator, schema, rows, classes, max_rows=None):
     """Ask the model twice about the same rows (up to ``REPEAT_ROWS`` of the
-    encoded training ``rows``: its probabilities, or its predictions); warn
-    and return True when the answers differ: the search remembers answers,
-    so such a model needs every reported plan checked afresh."""
+    encoded training ``rows``: its probabilities, or its predictions; at
+    most ``max_rows`` per call); warn and return True when the answers
+    differ: the search remembers answers, so such a model needs every
+    reported plan checked afresh."""
     rows = rows[:REPEAT_ROWS]
-    X = schema.to_model_input(rows)
     method = "predict" if classes is None else "predict_proba"
     if not hasattr(estimator, method):
         method = "predict"
-    doing = _in_fit(method, rows.shape[0])
+
+    def ask(part):
+        return getattr(estimator, method)(schema.to_model_input(part))
+
+    doing = _in_fit(method, rows.shape[0], max_rows)
     with asking(estimator, doing, _array_hint(estimator, schema)):
-        first = np.asarray(getattr(estimator, method)(X))
-        second = np.asarray(getattr(estimator, method)(X))
+        first = in_chunks(rows, max_rows, ask)
+        second = in_chunks(rows, max_rows, ask)
     if first.shape == second.shape and (
         np.array_equal(first, second)
         or (

@@ -24,7 +24,7 @@ from numbers import Integral
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from joblib import effective_n_jobs, parallel_config
 from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
@@ -39,6 +39,7 @@ from sklearn_cscf._pieces import Output, assemble, make_piece
 from sklearn_cscf._result import InstanceResult
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_ERROR, STATUS_OK
 from sklearn_cscf._validation import check_finite
+from sklearn_cscf._workers import run_blocks
 
 
 @dataclass
@@ -89,7 +90,12 @@ def run(
     check_finite(encoded, schema)
     index = X.index if isinstance(X, pd.DataFrame) else pd.RangeIndex(len(X))
     decisions, failures = decisions_now(
-        fitted.estimator, schema, fitted.classes, encoded, settings.schedule.errors
+        fitted.estimator,
+        schema,
+        fitted.classes,
+        encoded,
+        settings.schedule.errors,
+        settings.max_model_rows,
     )
     target = fitted.target
     codes = target.codes(decisions.decision)
@@ -109,6 +115,7 @@ def run(
         refine=settings.refine,
         recheck=fitted.varies,
         all_values=settings.all_values,
+        max_model_rows=settings.max_model_rows,
     )
     output = Output(
         schema,
@@ -195,6 +202,7 @@ def explain_rows(job, checkpoint=None, shared_checkpoint=False):
             answers=decisions,
             varies=job.problem.recheck,
             shared=shared_checkpoint,
+            problem=job.problem,
         )
         entropy = store.entropy
     with store if store is not None else nullcontext():
@@ -236,16 +244,15 @@ def _pieces(job, needing, store, entropy):
     blocks = _blocks(
         searched.size, schedule.batch_size, effective_n_jobs(schedule.n_jobs)
     )
-    tasks = (
-        delayed(_explain_block)(
-            shipment,
+    arguments = [
+        (
             encoded[searched[block]],
             codes[searched[block]],
             [seeds[k] for k in block],
             schedule.errors,
         )
         for block in blocks
-    )
+    ]
 
     def piece(results):
         """The output of ``{position: result}`` (saved to the checkpoint)."""
@@ -258,8 +265,11 @@ def _pieces(job, needing, store, entropy):
     # each block's piece also takes the quick rows up to its last row
     ends = [int(searched[block[-1]]) for block in blocks[:-1]] + [n]
     with _progress(schedule.verbose, searched.size) as progress:
-        parallel = Parallel(n_jobs=schedule.n_jobs, return_as="generator")
-        for block, end, found in zip(blocks, ends, parallel(tasks)):
+        labels = [index[searched[block]] for block in blocks]
+        results = run_blocks(
+            _explain_block, shipment, arguments, schedule.n_jobs, labels
+        )
+        for block, end, found in zip(blocks, ends, results):
             rows = {int(r): _answered(res) for r, res in zip(searched[block], found)}
             rows.update({r: quick.pop(r) for r in list(quick) if r <= end})
             pieces.append(piece(rows))

@@ -1,8 +1,12 @@
 """SequentialCounterfactualExplainer: parameters, fit, explain, transform, score."""
 
 import functools
+import inspect
+import os
+import warnings
 from numbers import Integral, Real
 
+import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -11,13 +15,15 @@ from sklearn_cscf._driver import run
 from sklearn_cscf._input_frames import to_pandas
 from sklearn_cscf._sklearn_compat import (
     HasMethods,
-    Interval,
+    StrictInterval,
     StrOptions,
     check_feature_names_in,
     fit_context,
+    validate_parameter_constraints,
 )
 from sklearn_cscf._status import STATUS_ALREADY_TARGET, STATUS_OK
 from sklearn_cscf._validation import check_has_features, check_like_fit, check_X
+from sklearn_cscf._version import __version__
 from sklearn_cscf.graph import FeatureGraph
 
 
@@ -173,10 +179,24 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         states of all of them go to the classifier in one call, which is much
         cheaper per row than one call per instance. Results do not depend on
         it; larger blocks use more memory.
+    max_model_rows : int, default=None
+        The most rows sent to the model in one call, in ``fit`` (the rows of
+        ``X`` it is asked about) and in :meth:`explain` (the rows to explain,
+        each generation's new states, refinement, the probes of
+        ``"unreachable"`` and the check of the rows a checkpoint gives back):
+        larger batches are sent in chunks. ``None``: every row in one call,
+        and while searching at most ``population_size`` times the rows of a
+        block. Set it for a model that refuses large batches (a web service
+        with a request limit, a GPU with little memory); the answers do not
+        depend on it (probabilities are kept to 10 decimals).
     n_jobs : int, default=None
         Blocks of instances explained in parallel (joblib); ``-1`` uses all
-        cores. The estimator and the compiled problem are sent once per
-        worker process, not once per instance.
+        cores. No more workers are started than there are blocks of rows to
+        search. The estimator and the compiled problem are sent once per
+        worker process, not once per instance (so a model that cannot be
+        pickled needs ``n_jobs=1``). A worker that dies (killed, out of
+        memory) stops the run with an error naming it and the rows it held;
+        with a ``checkpoint``, the same call run again resumes.
     random_state : int, RandomState instance or None, default=None
         Seeds the search. Each instance gets its own generator, seeded from
         ``random_state`` and the instance's values, so a row's result does not
@@ -248,33 +268,46 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         "feature_graph": [FeatureGraph, None],
         "target_class": "no_validation",
         "target_range": ["array-like", None],
-        "target_margin": [Interval(Real, 0, None, closed="left")],
-        "min_target_proba": [Interval(Real, 0, 1, closed="right"), None],
+        "target_margin": [StrictInterval(Real, 0, None, closed="left")],
+        "min_target_proba": [StrictInterval(Real, 0, 1, closed="right"), None],
         "immutable_features": ["array-like", None],
-        "population_size": [Interval(Integral, 2, None, closed="left")],
+        "population_size": [StrictInterval(Integral, 2, None, closed="left")],
         "n_generations": [
-            Interval(Integral, 1, None, closed="left"),
+            StrictInterval(Integral, 1, None, closed="left"),
             StrOptions({"auto"}),
         ],
-        "mutant_fraction": [Interval(Real, 0, 1, closed="both")],
-        "crossover_bias": [Interval(Real, 0, 1, closed="both")],
-        "elite_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "max_sequence_length": [Interval(Integral, 1, None, closed="left"), None],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "mutant_fraction": [StrictInterval(Real, 0, 1, closed="both")],
+        "crossover_bias": [StrictInterval(Real, 0, 1, closed="both")],
+        "elite_fraction": [StrictInterval(Real, 0, 1, closed="neither")],
+        "max_sequence_length": [StrictInterval(Integral, 1, None, closed="left"), None],
+        "n_iter_no_change": [StrictInterval(Integral, 1, None, closed="left"), None],
         "refine": ["boolean"],
-        "plausibility": ["boolean", Interval(Integral, 1, None, closed="left")],
+        "plausibility": ["boolean", StrictInterval(Integral, 1, None, closed="left")],
         "errors": [StrOptions({"warn", "raise"})],
-        "max_plans": [Interval(Integral, 1, None, closed="left"), None],
+        "max_plans": [StrictInterval(Integral, 1, None, closed="left"), None],
         "all_orders": ["boolean"],
         "all_values": ["boolean"],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [StrictInterval(Integral, 1, None, closed="left")],
+        "max_model_rows": [StrictInterval(Integral, 1, None, closed="left"), None],
         "n_jobs": [
-            Interval(Integral, None, -1, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
+            StrictInterval(Integral, None, -1, closed="right"),
+            StrictInterval(Integral, 1, None, closed="left"),
             None,
         ],
-        "random_state": ["random_state"],
+        "random_state": [
+            StrictInterval(Integral, 0, 2**32 - 1, closed="both"),
+            np.random.RandomState,
+            None,
+        ],
         "verbose": ["verbose"],
+    }
+
+    # the keywords of explain (checked at each call)
+    _explain_parameter_constraints: dict = {
+        "return_states": ["boolean"],
+        "return_details": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
+        "shared_checkpoint": ["boolean"],
     }
 
     def __init__(
@@ -302,6 +335,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         all_values=False,
         errors="warn",
         batch_size=64,
+        max_model_rows=None,
         n_jobs=None,
         random_state=None,
         verbose=0,
@@ -328,6 +362,7 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         self.all_values = all_values
         self.errors = errors
         self.batch_size = batch_size
+        self.max_model_rows = max_model_rows
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -467,17 +502,42 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
             again, and the output is the same as an uninterrupted run's; rows
             that ended in ``"error"`` are tried again. The files are plain
             data (JSON and NumPy ``.npz``), never unpickled. A directory
-            holding another run's results, or files its manifest does not
-            list or whose content hash differs, is refused. A failed save
-            (a full disk) warns and stops checkpointing; every row is still
-            returned. A run holds the directory's lock: a second process
-            explaining into it at the same time is refused at once.
+            holding another run's results (another model type or parameters,
+            other rows, ...), or files its manifest does not list or whose
+            content hash differs, is refused. The final states of the plans
+            loaded are asked about again, in one call: rows whose plans the
+            model now rejects (retrained since) are explained again, with a
+            warning. A failed save (a full disk, a file-size limit) warns
+            and stops checkpointing; every row is still returned. A run holds
+            the directory's lock: a second process explaining into it at the
+            same time is refused at once. A worker that dies stops the run
+            with an error naming it; the same call then resumes. A directory
+            that cannot be written to (read-only media) is read, and the
+            rows it lacks are explained but not saved.
         shared_checkpoint : bool, default=False
             Use a ``checkpoint`` directory that other users can write to
             (writable by its group or by all, or owned by someone else), and
             so trust every one of them. Refused by default: whoever can write
-            there can change the results you load.
+            there can change the results you load. Must be a boolean, and
+            ``True`` needs a ``checkpoint``.
         """
+        validate_parameter_constraints(
+            self._explain_parameter_constraints,
+            {
+                "return_states": return_states,
+                "return_details": return_details,
+                "checkpoint": checkpoint,
+                "shared_checkpoint": shared_checkpoint,
+            },
+            caller_name=f"{type(self).__name__}.explain",
+        )
+        if shared_checkpoint and checkpoint is None:
+            raise ValueError(
+                "shared_checkpoint=True trusts a checkpoint directory that "
+                "others can write to, but no checkpoint was given "
+                "(checkpoint=None): pass the directory as checkpoint=..., or "
+                "leave shared_checkpoint out."
+            )
         explained = self._run(
             X,
             with_states=return_states,
@@ -597,6 +657,39 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         # this method, sklearn's clone, its caller
         warn_unfitted_clone(self.estimator, cloned.estimator, stacklevel=3)
         return cloned
+
+    # ------------------------------------------------------------------ #
+    def __getstate__(self):
+        # a copy: object.__getstate__ may give the instance's own __dict__
+        state = dict(super().__getstate__())
+        # the version that pickled it, checked on load (as scikit-learn
+        # does for its own estimators)
+        state["_sklearn_cscf_version"] = __version__
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        pickled_by = state.pop("_sklearn_cscf_version", None)
+        if pickled_by != __version__:
+            by = (
+                f"version {pickled_by}"
+                if pickled_by is not None
+                else "a version before 0.1.0.dev0 (which records none)"
+            )
+            warnings.warn(
+                f"Trying to unpickle {type(self).__name__} from sklearn-cscf "
+                f"{by} when using version {__version__}. This might lead to "
+                "breaking code or invalid results: fit the explainer again "
+                "with this version (fit searches nothing; it is quick).",
+                UserWarning,
+                stacklevel=2,
+            )
+            # parameters added since: their defaults
+            signature = inspect.signature(type(self).__init__)
+            for name, parameter in signature.parameters.items():
+                if name != "self" and name not in state:
+                    state[name] = parameter.default
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -7,8 +7,11 @@ frame it was fitted with: an explainer fitted on a polars frame hands its
 model polars frames (with the same columns and dtypes), one fitted on pandas
 hands it pandas. This follows scikit-learn, where an estimator takes the
 kind of frame it was fitted on (a pipeline fitted on polars expects polars).
+A pyarrow ``Table`` (or ``RecordBatch``) is converted the same way, its
+column names kept, and the model is handed pandas frames.
 
-polars is optional: it is never imported unless a polars object is passed.
+polars and pyarrow are optional: neither is imported unless one of its
+objects is passed.
 """
 
 import numpy as np
@@ -25,10 +28,21 @@ def _polars_kind(obj):
     return None
 
 
+def _arrow_kind(obj):
+    """``"Table"`` or ``"RecordBatch"`` for a pyarrow table (``None``
+    otherwise; pyarrow is not imported)."""
+    module = type(obj).__module__ or ""
+    if module == "pyarrow" or module.startswith("pyarrow."):
+        if type(obj).__name__ in ("Table", "RecordBatch"):
+            return type(obj).__name__
+    return None
+
+
 def frame_library(X):
-    """``"polars"`` for a polars DataFrame, ``"pandas"`` for a pandas one,
-    ``None`` for anything else."""
-    if isinstance(X, pd.DataFrame):
+    """``"polars"`` for a polars DataFrame, ``"pandas"`` for a pandas one (or
+    a pyarrow table, which the model is handed as pandas), ``None`` for
+    anything else."""
+    if isinstance(X, pd.DataFrame) or _arrow_kind(X) is not None:
         return "pandas"
     if _polars_kind(X) == "DataFrame":
         return "polars"
@@ -36,13 +50,17 @@ def frame_library(X):
 
 
 def to_pandas(X, *, name="X"):
-    """``X`` as pandas when it is a polars DataFrame; anything else as it is.
+    """``X`` as pandas when it is a polars DataFrame or a pyarrow ``Table``
+    (or ``RecordBatch``); anything else as it is.
 
     A polars ``LazyFrame`` or ``Series`` is refused with the fix. Text
     columns come back as pandas' default string dtype, polars
     ``Categorical`` as ``category`` (labels sorted) and ``Enum`` as an
-    ordered ``category`` (labels in the Enum's order).
+    ordered ``category`` (labels in the Enum's order). A pyarrow table keeps
+    its column names (pyarrow's own ``to_pandas``).
     """
+    if _arrow_kind(X) is not None:
+        return X.to_pandas()
     kind = _polars_kind(X)
     if kind is None:
         return X

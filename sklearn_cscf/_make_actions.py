@@ -380,6 +380,7 @@ def _numeric_action(name, column, is_integer, permitted, direction, price, unit)
 
 def _categorical_action(name, schema, j, permitted, direction, price, order):
     known = list(schema.categories[j])
+    values = None
     if order is not None:
         if not is_listlike(order) or len(order) < 2:
             raise ValueError(
@@ -394,6 +395,12 @@ def _categorical_action(name, schema, j, permitted, direction, price, order):
             direction = "increase"
     elif schema.ordered[j]:
         order = known
+        # the values offered are those X holds, in their order (as for an
+        # unordered category): a declared category no row has (a pandas
+        # ordered Categorical's or a polars Enum's unused label) is no plan;
+        # moves still cost by the levels of the whole order
+        observed = set(schema.observed[j])
+        values = [label for label in known if label in observed]
     if direction is None:
         direction = "any"
     _check_direction(name, direction)
@@ -404,7 +411,8 @@ def _categorical_action(name, schema, j, permitted, direction, price, order):
             "lowest first."
         )
     condition = None  # a postcondition
-    values = order
+    if values is None:
+        values = order
     if permitted is not None:
         if not is_listlike(permitted) or not len(permitted):
             raise ValueError(
@@ -425,7 +433,9 @@ def _categorical_action(name, schema, j, permitted, direction, price, order):
             values = permitted
         else:
             # the order stays whole, so that moves count its levels; the
-            # values reached are limited to the permitted ones
+            # values reached are limited to the permitted ones (which may
+            # name a declared category no row has)
+            values = order
             condition = OneOf(name, permitted)
     cost = price
     if not callable(cost):

@@ -52,8 +52,9 @@ _HINTS = {
         "may help"
     ),
     STATUS_UNREACHABLE: (
-        "not even the declared actions at the ends of their values reach the "
-        "target; more actions or wider value spaces may help"
+        "neither the declared actions at the ends of their values nor each "
+        "alone at values between them reach the target; more actions or "
+        "wider value spaces may help"
     ),
     STATUS_ALREADY_TARGET: "the model already predicts the target class",
 }

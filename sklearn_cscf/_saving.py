@@ -88,9 +88,71 @@ def _check_suffix(path):
         )
 
 
+def _is_own(name):
+    """Whether ``name`` is a column of explain's frame (or a label's type)."""
+    if name in _NUMBER_COLUMNS:
+        return True
+    return isinstance(name, str) and any(
+        name == label + TYPE_SUFFIX for label in LABEL_COLUMNS
+    )
+
+
+def _read_kind(texts):
+    """What a CSV column of another's (not of explain's frame) holds, from
+    its text (missing values left out): ``"bool"`` (every value ``True`` or
+    ``False``), ``"int"`` (whole numbers written as such: ``7``, not
+    ``007`` or ``7.0``), ``"float"`` (numbers) or ``"text"``."""
+    texts = pd.Series(texts, dtype=object).dropna().astype(str)
+    if texts.empty:
+        return "float"
+    if texts.isin(["True", "False"]).all():
+        return "bool"
+    numbers = pd.to_numeric(texts, errors="coerce")
+    if numbers.isna().any():
+        return "text"
+    whole = texts.str.fullmatch(r"-?\d+").all() and (numbers % 1 == 0).all()
+    if whole and (texts == numbers.astype("int64").astype(str)).all():
+        return "int"
+    return "float"
+
+
+def _check_extra(frame):
+    """Refuse, before anything is written as CSV, a column that is not
+    explain's and that the file would not give back as it is (text that
+    reads as numbers, or values that are neither numbers, booleans nor
+    text)."""
+    for name in frame.columns:
+        if _is_own(name):
+            continue
+        column = frame[name]
+        dtype = column.dtype
+        if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+            continue
+        values = column.dropna().tolist() if len(column) else []
+        odd = [v for v in values if not isinstance(v, str)]
+        if odd:
+            raise TypeError(
+                f"Column {name!r} (not a column of explain's frame) holds "
+                f"{type(odd[0]).__name__} values (e.g. {odd[0]!r:.40}), which a "
+                "CSV file gives back as text: convert the column (to numbers, "
+                f"or X[{name!r}].astype(str) for text) before writing, or "
+                "write parquet (a .parquet path), which keeps its type."
+            )
+        kind = _read_kind(values)
+        if values and kind != "text":
+            raise ValueError(
+                f"Column {name!r} (not a column of explain's frame) holds text "
+                f"that reads back from a CSV file as {kind} values (e.g. "
+                f"{values[0]!r:.40}): convert it to {kind} before writing, "
+                "or write parquet (a .parquet path), which keeps its type."
+            )
+
+
 def write_frame(frame, path, **kwargs):
     """Write ``frame`` as CSV (or parquet, by the suffix) with label types."""
     _check_suffix(path)
+    if not (isinstance(path, str | Path) and _is_parquet(path)):
+        _check_extra(frame)
     out = frame.copy()
     for name in LABEL_COLUMNS:
         if name not in out.columns:
@@ -119,7 +181,8 @@ def write_frame(frame, path, **kwargs):
 def read_frame(path, **kwargs):
     """Read a frame saved with :func:`write_frame`, ``to_csv(index=False)``
     or ``to_parquet``, with the column types of ``explain``'s frame."""
-    if _is_parquet(path):
+    parquet = _is_parquet(path)
+    if parquet:
         frame = pd.read_parquet(path, **kwargs)
         typed = any(name + TYPE_SUFFIX in frame.columns for name in LABEL_COLUMNS)
         # text as explain gives it (parquet reads pyarrow-backed strings)
@@ -148,11 +211,31 @@ def read_frame(path, **kwargs):
                 frame[name] = _typed_labels(frame[name], frame[typed], name)
             else:
                 frame[name] = _labels(frame[name], nullable=name != "instance")
-        elif frame[name].dtype == TEXT or frame[name].dtype == object:
-            frame[name] = _numbers(frame[name], name).astype(float)
+        elif name in _NUMBER_COLUMNS:
+            if frame[name].dtype == TEXT or frame[name].dtype == object:
+                frame[name] = _numbers(frame[name], name).astype(float)
+        elif not parquet:  # another's column: what its text says
+            frame[name] = _extra(frame[name])
     return frame.drop(
         columns=[n + TYPE_SUFFIX for n in LABEL_COLUMNS if n + TYPE_SUFFIX in frame]
     )
+
+
+def _extra(column):
+    """A CSV column that is not explain's, in the type its text gives
+    (:func:`_read_kind`): booleans, whole numbers (``Int64`` with a missing
+    value), numbers, or text."""
+    kind = _read_kind(column)
+    missing = column.isna().any()
+    if kind == "bool":
+        values = column.map({"True": True, "False": False}, na_action="ignore")
+        return values.astype("boolean" if missing else bool)
+    if kind == "int":
+        numbers = pd.to_numeric(column)
+        return numbers.astype("Int64" if missing else "int64")
+    if kind == "float":
+        return pd.to_numeric(column).astype(float)
+    return column
 
 
 def _numbers(column, name):
@@ -163,13 +246,9 @@ def _numbers(column, name):
     if bad.any():
         row, text = int(bad.to_numpy().argmax()), column[bad].iloc[0]
         formula = " (a spreadsheet formula?)" if str(text).startswith("=") else ""
-        where = (
-            f"column {name!r}"
-            if name in WHOLE_COLUMNS or name in _NUMBER_COLUMNS
-            else f"column {name!r}, which is not a column of explain's frame,"
-        )
         raise ValueError(
-            f"The explanations file's {where} holds {str(text)!r:.60}{formula} "
+            f"The explanations file's column {name!r} holds "
+            f"{str(text)!r:.60}{formula} "
             f"in row {row}, not a number. Was the file edited? Restore the "
             "value (or drop the column) and read it again."
         )

@@ -9,6 +9,7 @@ callables.
 """
 
 from collections.abc import Mapping
+from decimal import Decimal
 from numbers import Real
 
 import numpy as np
@@ -94,6 +95,14 @@ def _reject_unsupported(values, name):
     if dtype is not None and dtype.kind != "O":
         return
     for value in np.asarray(values, dtype=object):
+        if isinstance(value, Decimal):
+            raise TypeError(
+                f"Column {name!r} holds decimal.Decimal values ({value!r}); the "
+                "explainer takes numbers as int or float (a Decimal would be "
+                "read as a category label, not a number). Convert the column, "
+                f"e.g. X[{name!r}] = X[{name!r}].astype(float), and fit the "
+                "model on the same."
+            )
         if isinstance(value, pd.Interval):
             raise ValueError(
                 f"Column {name!r} holds intervals ({value!r}); the explainer "
@@ -359,14 +368,16 @@ class FeatureSchema:
         return np.asarray(col, dtype=float)
 
     def to_model_input(self, states):
-        """Rows in the raw form the classifier was trained on."""
+        """Rows in the raw form the classifier was trained on: the model's
+        own copy, never a view of ``states`` (a model that changes its input
+        in place, scaling it say, must not change the states searched)."""
         if not self.is_frame:
             if not self.is_categorical.any():
                 # float states stay float: casting to an integer dtype would
                 # silently truncate interpolated values (and NaN)
                 if self.array_dtype.kind == "f":
-                    return states.astype(self.array_dtype, copy=False)
-                return states
+                    return states.astype(self.array_dtype, copy=True)
+                return states.copy()
             out = np.empty(states.shape, dtype=object)
             for j in range(self.n_features):
                 column = states[:, j]
@@ -374,6 +385,9 @@ class FeatureSchema:
                     column = self._labels[j][column.astype(np.intp)]
                 out[:, j] = column
             return out
+        # the numeric columns are views of this copy (the categorical ones
+        # are built afresh)
+        states = np.array(states, dtype=float, copy=True)
         data = {
             name: self._raw_column(j, states[:, j]) for j, name in enumerate(self.names)
         }

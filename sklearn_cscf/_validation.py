@@ -60,6 +60,16 @@ def check_like_fit(X, schema):
                 "parquet) keep: give X one level, e.g. X.reset_index() or "
                 "X.set_axis(['/'.join(map(str, k)) for k in X.index])."
             )
+        if X.index.hasnans:
+            where = np.flatnonzero(pd.isna(X.index))
+            raise ValueError(
+                f"X has a missing index label (NaN or None) at row position "
+                f"{int(where[0])}"
+                + (f" and {where.size - 1} more" if where.size > 1 else "")
+                + "; the output names each row by its label, so each row needs "
+                "a label of its own (e.g. X.reset_index(drop=True), or fill "
+                "them: X.rename(index=...))."
+            )
         duplicated = X.index[X.index.duplicated()]
         if len(duplicated):
             raise ValueError(

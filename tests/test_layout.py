@@ -27,6 +27,7 @@ LAYERS = {
         "_pickling",
         "_dask",
         "_rows",
+        "_version",
     ],
     "definitions": [
         "actions",
@@ -40,7 +41,7 @@ LAYERS = {
     "results": ["_result", "_frames", "_saving"],
     "engine": ["_engine"],
     "fit": ["_compile", "_make_actions"],
-    "driver": ["_driver", "_pieces", "_checkpoints"],
+    "driver": ["_driver", "_pieces", "_checkpoints", "_workers"],
     "estimator": ["_explainer"],
     "post-hoc": [
         "_reporting",

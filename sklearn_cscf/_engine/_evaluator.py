@@ -23,7 +23,7 @@ from sklearn_cscf._engine._hashing import (
     key_hashes,
 )
 from sklearn_cscf._engine._memo import AnswerMemo, Answers
-from sklearn_cscf._engine._model import ModelAdapter
+from sklearn_cscf._engine._model import ModelAdapter, answer_in_chunks
 from sklearn_cscf._engine._objectives import (
     Candidates,
     affect_matrix,
@@ -283,20 +283,8 @@ class Evaluator:
 
     def _ask(self, states):
         """The model's answers about ``states``, in calls of at most
-        :attr:`max_rows` rows. Answers do not depend on the calls' sizes: the
-        probabilities are rounded (``PROBA_DECIMALS``)."""
-        n, step = states.shape[0], self.max_rows
-        if n <= step:
-            return self.model.answer(states)
-        parts = [
-            self.model.answer(states[start : start + step])
-            for start in range(0, n, step)
-        ]
-        outputs = [part.output for part in parts]
-        return Answers(
-            np.concatenate([part.decision for part in parts]),
-            None if outputs[0] is None else np.concatenate(outputs),
-        )
+        :attr:`max_rows` rows."""
+        return answer_in_chunks(self.model, states, self.max_rows)
 
     def verify(self, owner, states):
         """The model's own ``predict`` (class indices) about ``states``, in

@@ -75,13 +75,14 @@ class ModelAdapter:
         self.quiet = fitted_without_names(estimator)
 
     def _call(self, method, X):
-        """``estimator.<method>(X)``, timed; an error names the method."""
+        """``estimator.<method>(X)``, timed; an error names the method (and,
+        for a call of several rows, the setting that bounds them)."""
         start = time.perf_counter()
         try:
             with quiet_names(self.quiet):
                 return getattr(self.estimator, method)(X)
         except Exception as exc:
-            blame(exc, f"the estimator's {method}")
+            blame(exc, f"the estimator's {method}{batch_note(len(X))}")
             raise
         finally:
             self.seconds += time.perf_counter() - start
@@ -173,10 +174,68 @@ class ModelAdapter:
 # ---------------------------------------------------------------------- #
 # what the model is
 # ---------------------------------------------------------------------- #
-def decisions_now(estimator, schema, classes, encoded, errors):
+def batch_note(n_rows, max_rows=None):
+    """What a failed model call of ``n_rows`` rows says about their number:
+    nothing for one row; else how many, and that the explainer's
+    ``max_model_rows`` bounds them (a model may refuse large batches)."""
+    if n_rows <= 1:
+        return ""
+    if max_rows is None or n_rows <= max_rows:
+        return (
+            f" (asked about {n_rows} rows in one call; the explainer's "
+            "max_model_rows sets the most rows per call)"
+        )
+    return f" (asked about {n_rows} rows in calls of at most max_model_rows={max_rows})"
+
+
+def in_chunks(rows, max_rows, ask):
+    """``ask(part)`` for the parts of ``rows`` of at most ``max_rows`` rows
+    (``None``: one part), concatenated."""
+    n = rows.shape[0]
+    if max_rows is None or n <= max_rows:
+        return np.asarray(ask(rows))
+    return np.concatenate(
+        [
+            np.asarray(ask(rows[start : start + max_rows]))
+            for start in range(0, n, max_rows)
+        ]
+    )
+
+
+def answer_in_chunks(model, states, max_rows):
+    """``model``'s :class:`~sklearn_cscf._engine._memo.Answers` about
+    ``states``, in calls of at most ``max_rows`` rows (``None``: one call).
+    Answers do not depend on the calls' sizes: the probabilities are rounded
+    (``PROBA_DECIMALS``)."""
+    n = states.shape[0]
+    if max_rows is None or n <= max_rows:
+        return model.answer(states)
+    parts = [
+        model.answer(states[start : start + max_rows])
+        for start in range(0, n, max_rows)
+    ]
+    outputs = [part.output for part in parts]
+    return Answers(
+        np.concatenate([part.decision for part in parts]),
+        None if outputs[0] is None else np.concatenate(outputs),
+    )
+
+
+def answers_about(problem, states):
+    """The model's :class:`~sklearn_cscf._engine._memo.Answers` about encoded
+    ``states``, decided as the search of ``problem`` decides (its
+    ``use_predict``), in calls of at most ``problem.max_model_rows`` rows
+    (``None``: one call)."""
+    model = ModelAdapter(
+        problem.estimator, problem.schema, problem.classes, problem.use_predict
+    )
+    return answer_in_chunks(model, states, problem.max_model_rows)
+
+
+def decisions_now(estimator, schema, classes, encoded, errors, max_rows=None):
     """The model's :class:`Answers` about each row now (its own ``predict``
-    decides); decision ``-1`` where it raised, with the message
-    (``{row: message}``)."""
+    decides), in calls of at most ``max_rows`` rows (``None``: one);
+    decision ``-1`` where it raised, with the message (``{row: message}``)."""
     model = ModelAdapter(
         estimator, schema, classes, use_predict=hasattr(estimator, "predict")
     )
@@ -184,7 +243,7 @@ def decisions_now(estimator, schema, classes, encoded, errors):
     try:
         if n == 0:
             return Answers(np.empty(0, dtype=np.intp), None), {}
-        return model.answer(encoded), {}
+        return answer_in_chunks(model, encoded, max_rows), {}
     except Exception:
         if errors == "raise":
             raise

@@ -1,12 +1,16 @@
 """Is the target within reach of the declared actions at all?
 
 After a block's search, the rows it found no plan for are probed: the
-model is asked, in **one** call for all of them, about a few extreme
-states of each row:
+model is asked, in **one** call for all of them (at most
+``max_model_rows`` rows per call), about a few states of each row:
 
 - each declared action alone, at each end of its value space (every value
   of a short list for an ``"any"`` action; the end its direction allows
   for an ``"increase"`` or ``"decrease"`` one);
+- each declared action alone at values between its ends: an even grid of
+  ``BETWEEN_GRID`` values, and every value of the feature seen in ``fit``
+  that the action can reach from the row (at most ``MAX_SUPPORT`` of them,
+  those refinement also tries), or every value of a list;
 - every changeable feature at once at its most favourable end: the high end
   of a feature only actions of ``"increase"`` change, the low end of one
   only ``"decrease"`` actions change, and for a feature that can go both
@@ -20,12 +24,13 @@ allowed. A row none of whose probes reaches the target gets the status
 ``"unreachable"`` with a message naming what was tried; the others keep
 ``"no_counterfactual"`` (a larger budget may find a plan).
 
-What ``"unreachable"`` proves depends on the model. For a model monotone in
-the features the actions change (and actions without effects), the probes
-bound everything a plan can do: no plan exists. Otherwise a plan through
-values between the ends could still exist, so ``"unreachable"`` reads: the
-search found nothing, and neither did any of the extremes. Either way a
-larger budget is unlikely to help; more actions or wider values may.
+What ``"unreachable"`` proves depends on the model, and the message says
+no more than that. For a model monotone in the features the actions change
+(and actions without effects), the ends bound everything a plan can do: no
+plan exists. For another model (trees, networks) a plan through values not
+tried, or through several steps together at values between their ends, may
+still exist (a narrow band of acceptance between two values tried): a
+larger budget may find it.
 
 Nothing is probed for a model whose answers vary between calls (its
 rejections prove nothing), and a probe that raises leaves the rows
@@ -37,12 +42,16 @@ import itertools
 import numpy as np
 
 from sklearn_cscf._engine._genotypes import far_keys, genotypes
+from sklearn_cscf._schema import MAX_SUPPORT
+from sklearn_cscf._spaces import DiscreteSpace
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
 
 # combinations of ends tried for the features that can go both ways
 MAX_COMBINATIONS = 16
 # an "any" list of at most this many values is tried value by value
 MAX_VALUES = 12
+# values of an even grid between the ends of each action, tried alone
+BETWEEN_GRID = 15
 
 
 def _sides(actions):
@@ -97,6 +106,39 @@ def probe_keys(actions):
     return np.array(rows), together
 
 
+def between_keys(actions, x0):
+    """The genotypes of each action alone at values between its ends, for
+    each encoded row of ``x0``: an even grid, and the values of a list or
+    seen in ``fit`` that the action can reach from the row. A list of one
+    array ``(n_probes, 2 * n_actions)`` per row."""
+    n = len(actions)
+    grid = np.arange(1, BETWEEN_GRID + 1) / (BETWEEN_GRID + 1)
+    per_action = []  # (action, value keys of each row: (n_rows, k), NaN: none)
+    for i, action in enumerate(actions):
+        space = action.space
+        values = space.scan_keys(x0[:, action.feature])
+        if values.shape[1] > MAX_SUPPORT:  # a long list: evenly over it
+            pick = np.round(np.linspace(0, values.shape[1] - 1, MAX_SUPPORT))
+            values = values[:, pick.astype(np.intp)]
+        if not isinstance(space, DiscreteSpace):
+            values = np.hstack(
+                [np.broadcast_to(grid, (x0.shape[0], grid.size)), values]
+            )
+        per_action.append((i, values))
+    rows = []
+    for r in range(x0.shape[0]):
+        blocks = []
+        for i, values in per_action:
+            keys = np.unique(values[r][~np.isnan(values[r])])
+            order = np.full((keys.size, n), -1)
+            order[:, 0] = i
+            value = np.full((keys.size, n), 0.5)
+            value[:, i] = keys
+            blocks.append(genotypes(order, value, n))
+        rows.append(np.vstack(blocks) if blocks else np.empty((0, 2 * n)))
+    return rows
+
+
 def mark_unreachable(evaluator, results):
     """Probe the rows of a block whose result is ``"no_counterfactual"``
     (``evaluator``: the block's
@@ -110,15 +152,19 @@ def mark_unreachable(evaluator, results):
         # before: its rejections prove nothing
         return results
     keys, together = probe_keys(problem.actions)
-    n_probes = keys.shape[0]
-    owner = np.repeat(np.asarray(members, dtype=np.intp), n_probes)
+    n_ends = keys.shape[0]
+    # the ends, then each action alone between its ends
+    between = between_keys(problem.actions, evaluator.x0[members])
+    counts = np.array([n_ends + b.shape[0] for b in between], dtype=np.intp)
+    owner = np.repeat(np.asarray(members, dtype=np.intp), counts)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     groups = [
-        (m, slice(k * n_probes, (k + 1) * n_probes)) for k, m in enumerate(members)
+        (m, slice(int(start), int(start + count)))
+        for m, start, count in zip(members, starts, counts)
     ]
     try:
-        paths = evaluator.simulate(
-            owner, np.tile(keys, (len(members), 1)), limited=False
-        )
+        probes = np.vstack([row for b in between for row in (keys, b)])
+        paths = evaluator.simulate(owner, probes, limited=False)
         answers = evaluator.answers(owner, paths.final)
     except Exception:
         # a callable or the model failing on an extreme value proves nothing:
@@ -127,19 +173,21 @@ def mark_unreachable(evaluator, results):
     codes = evaluator.targets[owner]
     gap = problem.target.gap(answers, codes)
     score = problem.target.score(answers, codes)
-    first_together = n_probes - len(together)
-    for m, rows in groups:
+    first_together = n_ends - len(together)
+    for (m, rows), n_between in zip(groups, counts - n_ends):
         if (gap[rows] == 0).any():
             continue  # a probe reaches the target: a plan may exist
         best = score[rows.start + int(np.argmin(gap[rows]))]  # the closest probe's
         state = paths.final[rows.start + first_together]
         results[m].status = STATUS_UNREACHABLE
-        results[m].message = _message(problem, state, together, n_probes, best)
+        results[m].message = _message(
+            problem, state, together, int(n_ends + n_between), int(n_between), best
+        )
     return results
 
 
-def _message(problem, state, together, n_probes, best):
-    """What was tried, in the user's terms."""
+def _message(problem, state, together, n_probes, n_between, best):
+    """What was tried, in the user's terms, and what it proves."""
     schema, actions = problem.schema, problem.actions
     features = sorted({actions[i].feature for i in together[0]})
     values = ", ".join(
@@ -155,11 +203,14 @@ def _message(problem, state, together, n_probes, best):
         closest = "none accepted"
     return (
         "with every declared action at its most favourable end "
-        f"({values}), and with each alone at the ends of its values, the model "
-        f"still rejects this row ({n_probes} states tried; {closest}). The "
-        "search found no plan either: a larger budget is unlikely to help "
-        "(for a model monotone in the changed features, no plan exists); "
-        "more actions or wider values may."
+        f"({values}), and with each alone at the ends of its values and at "
+        f"{n_between} values between them (an even grid, and the values seen "
+        "in fit), the model still rejects this row "
+        f"({n_probes} states tried; {closest}). The search found no plan "
+        "either. For a model monotone in the changed features no plan "
+        "exists; for another model a plan may still pass through values or "
+        "combinations not tried, which a larger budget may find, and more "
+        "actions or wider values may help."
     )
 
 

@@ -221,6 +221,13 @@ def make_target(
             "regressor, use target_margin."
         )
     if classes is None:
+        if target_class is not None:
+            raise ValueError(
+                f"target_class={target_class!r} names a class, but the "
+                "estimator is explained as a regressor (target_range="
+                f"{target_range!r}): its prediction must reach target_range. "
+                "Leave target_class out (or None)."
+            )
         low, high = check_range(target_range)
         if not high - low > 2 * target_margin:
             raise ValueError(
@@ -235,7 +242,12 @@ def make_target(
     named_set = False
     if isinstance(target, list | tuple | set | frozenset | np.ndarray | pd.Index):
         labels = list(target)
-        unknown = [v for v in labels if not (classes == v).any()]
+        flags = classes.dtype.kind != "b"  # True == 1 to numpy
+        unknown = [
+            v
+            for v in labels
+            if (flags and isinstance(v, bool | np.bool_)) or not (classes == v).any()
+        ]
         if not labels or unknown:
             raise ValueError(
                 f"target_class={target!r}: "
@@ -253,6 +265,12 @@ def make_target(
         code = None  # from each row's decision
         named_set = n > 2
     else:
+        if isinstance(target, bool | np.bool_) and classes.dtype.kind != "b":
+            # True == 1 to numpy: a boolean would pick the class 1 (or none)
+            raise ValueError(
+                f"target_class={target!r} is a boolean, but the estimator's "
+                f"classes are {classes.tolist()}: give one of them."
+            )
         matches = np.flatnonzero(classes == target)
         if matches.size == 0:
             raise ValueError(

@@ -76,7 +76,9 @@ def replay(explainer, X, explanations, states=None, *, rtol=1e-9, atol=1e-9):
     must be reached follows its ``target_class`` (a class, a set of classes,
     or ``"opposite"``: any class but the one the model predicts for the row),
     ``min_target_proba`` and, for a regressor, ``target_range`` and
-    ``target_margin``.
+    ``target_margin`` (an open end, ``None``, included). The model is asked
+    about all the states at once, or about ``max_model_rows`` of them per
+    call when the explainer sets it.
 
     Each step is then compared with what the frame reports (the old value, the
     effort, the discount, the cost, the probability of the target class or a

@@ -59,6 +59,9 @@ class Definitions:
         self.graph = explainer.feature_graph
         self.max_length = explainer.max_sequence_length
         self.estimator = explainer.estimator_
+        # the most states in one model call (an explainer pickled before
+        # the parameter existed has none)
+        self.max_rows = getattr(explainer, "max_model_rows", None)
         # what to reach: classes (one, a set, "opposite"), or a regressor's range
         classes = explainer.classes_
         self.classes = None if classes is None else np.asarray(classes)

@@ -44,9 +44,19 @@ def check_reached(defs, records):
         check_verdict(defs, record, name, score)
 
 
+def _bounds(defs):
+    """``(low, high)`` of a regressor's ``target_range``, an open end
+    (``None``) as an infinity, as the explainer documents it."""
+    low, high = defs.target_range
+    return (
+        -np.inf if low is None else float(low),
+        np.inf if high is None else float(high),
+    )
+
+
 def _range(defs, decision):
     """A regressor's range: no classes to accept, and its name in the frame."""
-    low, high = (float(v) for v in defs.target_range)
+    low, high = _bounds(defs)
     return None, f"[{low:g}, {high:g}]"
 
 
@@ -87,8 +97,22 @@ def check_verdict(defs, record, name, score):
 
 def verdicts(defs, states):
     """The model's decision on each state, and its probabilities (None
-    without ``predict_proba``), in one call of each for all states; a
-    state the model fails on gets ``None`` and the error's text."""
+    without ``predict_proba``), in one call of each for all states (or for
+    each ``max_model_rows`` of them, the explainer's); a state the model
+    fails on gets ``None`` and the error's text."""
+    size = defs.max_rows or max(len(states), 1)
+    if len(states) <= size:
+        return _verdicts(defs, states)
+    predicted, proba, failures = [], [], []
+    for start in range(0, len(states), size):
+        part = _verdicts(defs, states[start : start + size])
+        predicted.extend(part[0])
+        proba.extend(part[1])
+        failures.extend(part[2])
+    return predicted, proba, failures
+
+
+def _verdicts(defs, states):
     try:
         predicted, proba = predict_states(defs, states)
         if proba is None:
@@ -153,7 +177,7 @@ def reaches(defs, predicted, proba, accept):
     if predicted is None:
         return False, np.nan
     if defs.classes is None:
-        low, high = (float(v) for v in defs.target_range)
+        low, high = _bounds(defs)
         value = float(predicted)
         margin = defs.target_margin
         return bool(low + margin <= value <= high - margin), value

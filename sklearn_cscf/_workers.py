@@ -1,0 +1,202 @@
+"""Blocks of rows over workers: joblib's, or a Dask cluster's, and what
+happens when a worker dies.
+
+:func:`run_blocks` runs a block task over the blocks of a run and yields
+their results in order, as they come:
+
+- no more workers than blocks (``n_jobs=1000`` for 4 rows starts 4);
+- a problem that cannot be pickled for worker processes is refused before
+  any is started, naming the model when it is the culprit;
+- under joblib's Dask backend (``parallel_config(backend="dask")``) the
+  blocks go to the cluster's client directly, so that a task whose workers
+  died comes back as an error (joblib's backend would wait for it forever);
+- a worker process that dies (killed, out of memory) raises
+  :class:`WorkerDiedError` naming it and the rows it held. Each task
+  leaves a mark (its process id and its block) in a private scratch
+  directory while it runs, so that the dead process and its block are
+  known; the marks are removed with the directory.
+
+The caller keeps what it made of the blocks returned before (a checkpoint
+keeps them): the same call run again resumes.
+"""
+
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import cloudpickle
+from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
+
+__all__ = ["WorkerDiedError", "run_blocks"]
+
+# rows named in a message, at most
+SHOWN_ROWS = 10
+
+
+class WorkerDiedError(RuntimeError):
+    """A worker process died while it held rows of the run (killed, out of
+    memory, a crash in compiled code); no result came back for them."""
+
+
+def run_blocks(task, shipment, arguments, n_jobs, labels):
+    """``task(shipment, *arguments[k])`` for every block ``k``, over at most
+    as many workers as blocks; the results, in the order of the blocks.
+
+    ``shipment`` holds the problem (its ``problem.estimator`` is named when
+    it cannot be pickled); ``labels[k]``: the labels of the rows of block
+    ``k``, for messages.
+    """
+    if not arguments:
+        return
+    n_workers = max(1, min(effective_n_jobs(n_jobs), len(arguments)))
+    if n_workers == 1:
+        for args in arguments:
+            yield task(shipment, *args)
+        return
+    backend, _ = get_active_backend()
+    if not getattr(backend, "uses_threads", False):
+        _check_picklable(shipment, n_jobs)
+    client = getattr(backend, "client", None)
+    if type(backend).__name__ == "DaskDistributedBackend" and client is not None:
+        yield from _on_dask(client, task, shipment, arguments, labels)
+        return
+    marks = Path(tempfile.mkdtemp(prefix="sklearn-cscf-workers-"))
+    try:
+        tasks = (
+            delayed(_marked)(str(marks), k, task, shipment, *args)
+            for k, args in enumerate(arguments)
+        )
+        parallel = Parallel(n_jobs=n_workers, return_as="generator")
+        done = 0
+        try:
+            for result in parallel(tasks):
+                yield result
+                done += 1
+        except Exception as exc:
+            if not _died(exc):
+                raise
+            raise WorkerDiedError(_loky_message(exc, marks, labels, done)) from exc
+    finally:
+        shutil.rmtree(marks, ignore_errors=True)
+
+
+def _marked(marks, k, task, shipment, *args):
+    """Run ``task`` (in a worker), leaving the mark of block ``k`` meanwhile."""
+    mark = Path(marks) / f"block-{k}"
+    try:
+        mark.write_text(str(os.getpid()))
+    except OSError:  # a worker on another machine: no mark, no harm
+        mark = None
+    try:
+        return task(shipment, *args)
+    finally:
+        if mark is not None:
+            mark.unlink(missing_ok=True)
+
+
+def _died(exc):
+    """Whether ``exc`` says that a worker process died."""
+    names = {type(e).__name__ for e in (exc, exc.__cause__) if e is not None}
+    return bool(names & {"TerminatedWorkerError", "BrokenProcessPool"})
+
+
+def _loky_message(exc, marks, labels, done):
+    """Which rows were lost when a worker died: those of the blocks in
+    progress then (the marks their processes left; joblib stops every worker
+    when one dies, so each of them is lost), with those processes."""
+    running = []
+    for mark in sorted(marks.glob("block-*"), key=lambda m: int(m.name[6:])):
+        try:
+            running.append((int(mark.read_text()), int(mark.name[6:])))
+        except (OSError, ValueError):
+            continue
+    codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+    how = f" (exit code {codes.group(1)})" if codes else ""
+    if running:
+        pids = sorted({pid for pid, _ in running})
+        where = "process" if len(pids) == 1 else "processes"
+        held = [label for _, k in running for label in labels[k]]
+        who = (
+            f"A worker process died{how}; the blocks in progress (in worker "
+            f"{where} {', '.join(map(str, pids))}) were lost with it:"
+        )
+    else:  # it died before any block left its mark: those not finished
+        held = [label for k in range(done, len(labels)) for label in labels[k]]
+        who = f"A worker process died{how} before returning"
+    return _died_message(who, held, done)
+
+
+def _died_message(who, held, done):
+    shown = ", ".join(repr(_plain(label)) for label in held[:SHOWN_ROWS])
+    more = f" and {len(held) - SHOWN_ROWS} more" if len(held) > SHOWN_ROWS else ""
+    return (
+        f"{who} the rows {shown}{more} (a worker killed, out of memory, or a "
+        "crash in the model): no result came back for them, and the run "
+        "stopped. "
+        f"The {done} block(s) finished before are in the checkpoint, if one "
+        "was given: run the same call again to resume from them (with "
+        "n_jobs=1, a smaller batch_size or more memory if workers keep "
+        "dying)."
+    )
+
+
+def _plain(label):
+    return label.item() if hasattr(label, "item") else label
+
+
+def _on_dask(client, task, shipment, arguments, labels):
+    """The blocks as tasks of a Dask client, their results in order; a
+    task whose workers died raises :class:`WorkerDiedError`. Tasks not
+    waited for are cancelled."""
+    futures = [client.submit(task, shipment, *args, pure=False) for args in arguments]
+    done = 0
+    try:
+        for k, future in enumerate(futures):
+            try:
+                result = future.result()
+            except Exception as exc:
+                if type(exc).__name__ != "KilledWorker":
+                    raise
+                worker = getattr(exc, "last_worker", None)
+                address = getattr(worker, "address", worker)
+                who = (
+                    f"The Dask worker {address} died"
+                    if address
+                    else "A Dask worker died"
+                ) + " (so did every worker that tried this block) holding"
+                raise WorkerDiedError(
+                    _died_message(who, list(labels[k]), done)
+                ) from exc
+            yield result
+            done += 1
+    finally:
+        client.cancel(futures[done:])
+
+
+def _check_picklable(shipment, n_jobs):
+    """Refuse, before any worker starts, a problem that cannot be sent to
+    worker processes; the model is named when it is the culprit."""
+    try:
+        shipment.token  # pickles the problem (once; the tasks reuse it)
+    except Exception as exc:
+        estimator = shipment.problem.estimator
+        try:
+            cloudpickle.dumps(estimator)
+        except Exception as model_exc:
+            raise TypeError(
+                f"The estimator {type(estimator).__name__} cannot be pickled "
+                f"({type(model_exc).__name__}: {model_exc}), and n_jobs="
+                f"{n_jobs!r} sends it to worker processes. Explain with "
+                "n_jobs=1 (the model stays in this process), or make the "
+                "model picklable (drop its open connections, locks or "
+                "files; or build them again in __setstate__)."
+            ) from model_exc
+        raise TypeError(
+            "The explainer's actions or feature graph cannot be pickled "
+            f"({type(exc).__name__}: {exc}), and n_jobs={n_jobs!r} sends them "
+            "to worker processes. Explain with n_jobs=1, or give callables "
+            "that pickle."
+        ) from exc
