@@ -54,7 +54,7 @@ _LAZY = {  # public name -> the module defining it
     "FeatureGraph": "sklearn_cscf.graph",
     "SequentialCounterfactualExplainer": "sklearn_cscf._explainer",
     "choose_plan": "sklearn_cscf.selection",
-    "dask_worker_environment": "sklearn_cscf._dask",
+    "dask_worker_environment": "sklearn_cscf._workers",
     "describe": "sklearn_cscf.reporting",
     "make_actions": "sklearn_cscf._make_actions",
     "read_explanations": "sklearn_cscf.reporting",

@@ -25,7 +25,6 @@ LAYERS = {
         "_input_frames",
         "_sklearn_compat",
         "_pickling",
-        "_dask",
         "_rows",
         "_version",
     ],
@@ -41,7 +40,7 @@ LAYERS = {
     "results": ["_result", "_frames", "_saving"],
     "engine": ["_engine"],
     "fit": ["_compile", "_make_actions"],
-    "driver": ["_driver", "_pieces", "_checkpoints", "_workers"],
+    "driver": ["_driver", "_checkpoints", "_workers"],
     "estimator": ["_explainer"],
     "post-hoc": [
         "_reporting",
