@@ -459,7 +459,9 @@ def test_a_model_failing_in_fit_names_its_method_and_why_an_array_fails(
     message = str(caught.value)
     assert message.startswith(
         "The estimator Pipeline raised ValueError in its predict_proba, which "
-        "the explainer's fit calls on 300 rows of the X given to it: "
+        "the explainer's fit calls on 300 rows of the X given to it (asked "
+        "about 300 rows in one call; the explainer's max_model_rows sets the "
+        "most rows per call): "
     )
     assert message.endswith(
         "The model was fitted on named columns ('income', 'debt', 'age', "
