@@ -272,7 +272,7 @@ PROJECTS = {
             *_api("matplotlib.lines", ["Line2D"], "py:class", "api/_as_gen/{}.html"),
             *_api(
                 "matplotlib.patches",
-                ["PathPatch", "Rectangle"],
+                ["PathPatch", "Polygon", "Rectangle"],
                 "py:class",
                 "api/_as_gen/{}.html",
             ),
