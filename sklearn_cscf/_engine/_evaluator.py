@@ -23,7 +23,7 @@ from sklearn_cscf._engine._hashing import (
     key_hashes,
 )
 from sklearn_cscf._engine._memo import AnswerMemo, Answers
-from sklearn_cscf._engine._model import ModelAdapter, answer_in_chunks
+from sklearn_cscf._engine._model import ModelAdapter, answer_in_chunks, in_chunks
 from sklearn_cscf._engine._objectives import (
     Candidates,
     affect_matrix,
@@ -79,9 +79,7 @@ class Evaluator:
         self.x0 = np.asarray(x0, dtype=float)
         self.targets = np.asarray(targets, dtype=np.intp)
         n = self.x0.shape[0]
-        self.model = ModelAdapter(
-            problem.estimator, problem.schema, problem.classes, problem.use_predict
-        )
+        self.model = ModelAdapter.of(problem)
         self.start_discounts = problem.graph.discounts(self.x0)
         # no model call larger than a generation of the whole block
         self.max_rows = problem.max_model_rows or (problem.settings.population_size * n)
@@ -289,13 +287,8 @@ class Evaluator:
     def verify(self, owner, states):
         """The model's own ``predict`` (class indices) about ``states``, in
         calls of at most :attr:`max_rows` rows; nothing is remembered."""
-        seconds, step = self.model.seconds, self.max_rows
-        verified = np.concatenate(
-            [
-                self.model.verify(states[start : start + step])
-                for start in range(0, states.shape[0], step)
-            ]
-        )
+        seconds = self.model.seconds
+        verified = in_chunks(states, self.max_rows, self.model.verify)
         self._charge(owner, self.model.seconds - seconds)
         return verified
 

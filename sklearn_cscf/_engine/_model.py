@@ -74,6 +74,15 @@ class ModelAdapter:
         # fitted on an array, asked about frames: fit said so once
         self.quiet = fitted_without_names(estimator)
 
+    @classmethod
+    def of(cls, problem):
+        """The adapter of the model of ``problem`` (a
+        :class:`~sklearn_cscf._engine._block.Problem`), deciding as its
+        search decides."""
+        return cls(
+            problem.estimator, problem.schema, problem.classes, problem.use_predict
+        )
+
     def _call(self, method, X):
         """``estimator.<method>(X)``, timed; an error names the method (and,
         for a call of several rows, the setting that bounds them)."""
@@ -226,10 +235,7 @@ def answers_about(problem, states):
     ``states``, decided as the search of ``problem`` decides (its
     ``use_predict``), in calls of at most ``problem.max_model_rows`` rows
     (``None``: one call)."""
-    model = ModelAdapter(
-        problem.estimator, problem.schema, problem.classes, problem.use_predict
-    )
-    return answer_in_chunks(model, states, problem.max_model_rows)
+    return answer_in_chunks(ModelAdapter.of(problem), states, problem.max_model_rows)
 
 
 def decisions_now(estimator, schema, classes, encoded, errors, max_rows=None):
