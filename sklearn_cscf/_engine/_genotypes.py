@@ -9,7 +9,8 @@ value of action ``i`` in its feasible space at the moment it is applied (see
 - :func:`decode_order` (the paper's decoder, a whole population at once) and
   :func:`canonical_genotypes` read genotypes;
 - :func:`genotypes` writes them, from an order and value keys: refinement's
-  candidates and the reachability probes are built with it;
+  candidates and the reachability probes are built with it
+  (:func:`single_steps`: each action alone);
 - :func:`ends`, :func:`far_keys` and :func:`toward_far_end` say where an
   action's far ends lie in value keys (refinement's inserted steps and
   trades, the reachability probes).
@@ -128,6 +129,25 @@ def genotypes(order, values, n_actions):
         2.0 * (n_actions + 1)
     )
     return keys
+
+
+def single_steps(actions, values, n_actions):
+    """Genotypes of one step each: action ``actions[r]`` alone, at value key
+    ``values[r]`` (:func:`genotypes`; the other value keys are 0.5, which
+    no step reads): refinement's singles and the reachability probes.
+
+    Examples
+    --------
+    >>> keys = single_steps([2, 0], [1.0, 0.25], 3)
+    >>> decode_order(keys, 3)[0].tolist(), keys[:, 3:].tolist()
+    ([[2, -1, -1], [0, -1, -1]], [[0.5, 0.5, 1.0], [0.25, 0.5, 0.5]])
+    """
+    actions = np.asarray(actions, dtype=np.intp)
+    order = np.full((actions.size, n_actions), -1)
+    order[:, 0] = actions
+    value = np.full((actions.size, n_actions), 0.5)
+    value[np.arange(actions.size), actions] = values
+    return genotypes(order, value, n_actions)
 
 
 # ---------------------------------------------------------------------- #

@@ -41,7 +41,7 @@ import itertools
 
 import numpy as np
 
-from sklearn_cscf._engine._genotypes import far_keys, genotypes
+from sklearn_cscf._engine._genotypes import far_keys, genotypes, single_steps
 from sklearn_cscf._schema import MAX_SUPPORT
 from sklearn_cscf._spaces import DiscreteSpace
 from sklearn_cscf._status import STATUS_NO_COUNTERFACTUAL, STATUS_UNREACHABLE
@@ -82,9 +82,12 @@ def probe_keys(actions):
         values[0, list(chosen)] = list(chosen.values())
         return genotypes(order, values, n)[0]
 
-    for i, action in enumerate(actions):
-        alone = far_keys(action.space, MAX_VALUES, every_value=True)
-        rows.extend(genotype({i: key}) for key in alone)
+    alone = [
+        (i, key)
+        for i, action in enumerate(actions)
+        for key in far_keys(action.space, MAX_VALUES, every_value=True)
+    ]
+    singles = single_steps([i for i, _ in alone], [key for _, key in alone], n)
     fixed, both = {}, []
     for ends in _sides(actions).values():
         if len(ends) == 2:
@@ -103,7 +106,7 @@ def probe_keys(actions):
             chosen[ends[end]] = 0.0 if end == "low" else 1.0
         together.append(chosen)
         rows.append(genotype(chosen))
-    return np.array(rows), together
+    return np.vstack([singles, *rows]), together
 
 
 def between_keys(actions, x0):
@@ -127,15 +130,9 @@ def between_keys(actions, x0):
         per_action.append((i, values))
     rows = []
     for r in range(x0.shape[0]):
-        blocks = []
-        for i, values in per_action:
-            keys = np.unique(values[r][~np.isnan(values[r])])
-            order = np.full((keys.size, n), -1)
-            order[:, 0] = i
-            value = np.full((keys.size, n), 0.5)
-            value[:, i] = keys
-            blocks.append(genotypes(order, value, n))
-        rows.append(np.vstack(blocks) if blocks else np.empty((0, 2 * n)))
+        keys = [np.unique(values[r][~np.isnan(values[r])]) for _, values in per_action]
+        taken = np.repeat([i for i, _ in per_action], [k.size for k in keys])
+        rows.append(single_steps(taken, np.concatenate([[], *keys]), n))
     return rows
 
 

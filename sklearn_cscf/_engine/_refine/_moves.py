@@ -8,10 +8,10 @@ from itertools import permutations
 import numpy as np
 
 from sklearn_cscf._engine._genotypes import (
-    INACTIVE,
     decode_order,
     far_keys,
     genotypes,
+    single_steps,
 )
 from sklearn_cscf._engine._refine._fit import (
     COST_TOLERANCE,
@@ -21,7 +21,6 @@ from sklearn_cscf._engine._refine._fit import (
     MOVE_TOLERANCE,
     SCAN_POINTS,
     at_far_ends,
-    costs,
     fitted,
     least_keys,
     no_candidates,
@@ -161,7 +160,7 @@ def joint_moves(evaluator, owner, keys):
     owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
     if owner.size == 0:
         return no_candidates(n_actions)
-    cost = costs(evaluator, owner, keys)
+    cost = evaluator.price(owner, keys)
     share = np.full(owner.size, JOINT_FIRST_SHARE)
     halvings = np.zeros(owner.size, dtype=np.intp)
     improved = np.zeros(owner.size, dtype=bool)
@@ -225,7 +224,7 @@ def joint_moves(evaluator, owner, keys):
         # the step that makes up is re-fitted by the even grid and the edge search
         # (the training values were scanned when its plan was fitted)
         pull_back(evaluator, owner[source], trial, refit, support=0)
-        price = costs(evaluator, owner[source], trial)
+        price = evaluator.price(owner[source], trial)
         # each row's cheapest trial (the first among equals)
         order = np.lexsort((price, source))
         first = order[np.r_[True, np.diff(source[order]) != 0]]
@@ -432,17 +431,14 @@ def singles(evaluator, n_instances):
     Returns the instance of each genotype and the genotypes.
     """
     problem = evaluator.problem
-    n_actions = problem.n_actions
-    alone, values = [], []
-    for a, action in enumerate(problem.actions):
-        for value_key in far_keys(action.space, INSERTED_VALUES):
-            alone.append(a)
-            value = np.full(n_actions, INACTIVE)
-            value[a] = value_key
-            values.append(value)
-    order = np.full((len(alone), n_actions), -1)
-    order[:, 0] = alone
-    keys = genotypes(order, np.array(values).reshape(-1, n_actions), n_actions)
+    alone = [
+        (a, value_key)
+        for a, action in enumerate(problem.actions)
+        for value_key in far_keys(action.space, INSERTED_VALUES)
+    ]
+    keys = single_steps(
+        [a for a, _ in alone], [key for _, key in alone], problem.n_actions
+    )
     owner = np.repeat(np.arange(n_instances), keys.shape[0])
     return owner, np.tile(keys, (n_instances, 1))
 
