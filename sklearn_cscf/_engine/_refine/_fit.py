@@ -85,11 +85,6 @@ def without(order, positions):
     return shorter
 
 
-def costs(evaluator, owner, keys):
-    """Sequence cost of each genotype, ``inf`` where it is not valid."""
-    return evaluator.price(owner, keys)
-
-
 def no_candidates(n_actions):
     return np.empty(0, dtype=np.intp), np.empty((0, 2 * n_actions))
 

@@ -81,8 +81,7 @@ def refine(evaluator, fronts, budget=None):
     found = np.vstack([keys for keys, _ in fronts]).reshape(-1, 2 * n_actions)
     before = Evaluation.concatenate([evaluation for _, evaluation in fronts])
     found_cost = before.F[:, cost_column]
-    least = np.full(n, np.inf)
-    np.minimum.at(least, found_owner, found_cost)
+    least = _least_per_owner(found_owner, found_cost, n)
 
     # every sequence found (cheapest first), then every action alone
     single_owner, single_keys = singles(evaluator, n)
