@@ -800,12 +800,7 @@ def _unpack(data):
     for k in range(n):
         message = str(arrays["message"][k]) if arrays["has_message"][k] else None
         diagnostics = Diagnostics(
-            **{
-                name: arrays[f"diagnostics/{name}"][k].item()
-                for name in DIAGNOSTICS
-                # a piece saved before cpu_seconds was measured keeps 0.0
-                if f"diagnostics/{name}" in arrays or name != "cpu_seconds"
-            }
+            **{name: arrays[f"diagnostics/{name}"][k].item() for name in DIAGNOSTICS}
         )
         result = InstanceResult(
             x0=arrays["x0"][k],
