@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import psutil
 import pytest
+from _cluster import loopback_cluster
 from _line import SMALL, Wrapping, line_actions
 from sklearn.linear_model import LogisticRegression
 
@@ -167,13 +168,7 @@ def test_a_killed_dask_worker_is_named_and_the_same_call_resumes(slow_rows, tmp_
     # the task of a dead worker fails at once (not retried elsewhere)
     with (
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
+        loopback_cluster(2) as cluster,
         distributed.Client(cluster) as client,
     ):
         pids = client.run(os.getpid)

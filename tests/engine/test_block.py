@@ -9,6 +9,7 @@ import distributed
 import numpy as np
 import pandas as pd
 import pytest
+from _cluster import loopback_cluster
 from joblib import parallel_config
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -368,13 +369,7 @@ def test_details_account_for_every_row(credit_block, credit_data):
 def test_dask_backend_gives_the_same_frames(credit_block, credit_reference):
     explainer, rejected, _ = credit_block
     with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
+        loopback_cluster(2) as cluster,
         distributed.Client(cluster) as client,
     ):
         with parallel_config(backend="dask"), distributed.get_task_stream(client) as ts:

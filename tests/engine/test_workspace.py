@@ -8,6 +8,7 @@ import dask
 import distributed
 import numpy as np
 import pytest
+from _cluster import loopback_cluster
 
 from sklearn_cscf import (
     SequentialCounterfactualExplainer,
@@ -314,13 +315,7 @@ def test_workers_started_with_it_have_the_setting():
     try:
         with (
             dask.config.set(dask_worker_environment(mmap_threshold=4 * 2**20)),
-            distributed.LocalCluster(
-                n_workers=1,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-            ) as cluster,
+            loopback_cluster(1) as cluster,
             distributed.Client(cluster) as client,
         ):
             values = client.run(lambda: os.environ.get("MALLOC_MMAP_THRESHOLD_"))
