@@ -256,25 +256,11 @@ class Drifting:
         return self.predict_proba(X).argmax(axis=1)
 
 
-def _line():
-    from sklearn_cscf import Action
-
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(
-        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
-    )
-    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
-    actions = [
-        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
-        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
-    ]
-    return X, y, actions
-
-
 @pytest.mark.slow  # several seconds: CI's slow step runs it
 @pytest.mark.parametrize("kind", ["drifting", "noisy"])
-def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind):
-    X, y, actions = _line()
+def test_every_row_is_in_the_frame_when_the_model_changes_its_answers(kind, line_data):
+    X, y = line_data
+    actions = line_actions()
     inner = LogisticRegression().fit(X, y)
     model = (
         Drifting(inner, step=0.02) if kind == "drifting" else Drifting(inner, noise=0.3)
@@ -323,8 +309,9 @@ def test_a_row_left_out_of_the_frame_is_caught_before_it_is_returned():
 
 
 @pytest.mark.parametrize("name", ["step", "solution", "instance"])
-def test_a_feature_named_like_a_states_column_is_refused_for_states(name):
-    X, y, actions = _line()
+def test_a_feature_named_like_a_states_column_is_refused_for_states(name, line_data):
+    X, y = line_data
+    actions = line_actions()
     X = X.rename(columns={"debt": name})
     actions[1].feature = name
     model = LogisticRegression().fit(X, y)

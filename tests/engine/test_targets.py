@@ -90,17 +90,8 @@ def test_opposite_on_three_classes_is_any_other_class(iris):
 # a margin
 # ---------------------------------------------------------------------- #
 @pytest.fixture(scope="module")
-def line():
-    rng = np.random.default_rng(0)
-    X = pd.DataFrame(
-        {"income": rng.uniform(0, 100, 400), "debt": rng.uniform(0, 50, 400)}
-    )
-    y = (X["income"] - X["debt"] + rng.normal(0, 8, 400) > 40).astype(int)
-    actions = [
-        Action("earn", "income", values=(0.0, 200.0), direction="increase"),
-        Action("repay", "debt", values=(0.0, 50.0), direction="decrease"),
-    ]
-    return X, LogisticRegression().fit(X, y), actions
+def line(line_data, logistic):
+    return line_data[0], logistic, line_actions()
 
 
 def test_a_margin_is_reached_by_every_plan(line):
