@@ -308,10 +308,11 @@ class Evaluator:
     # ------------------------------------------------------------------ #
     # the count of states asked about, and the budget measured on it
     # ------------------------------------------------------------------ #
-    def count_asked(self, owner):
+    def count_asked(self, owner, sign=1):
         """Count a state of each of instances ``owner`` as asked about (a
-        sequence whose answer is known without asking)."""
-        self.asked += np.bincount(owner, minlength=len(self))
+        sequence whose answer is known without asking); ``sign=-1``: as not
+        asked about (a state asked ahead of need and not needed)."""
+        self.asked += sign * np.bincount(owner, minlength=len(self))
 
     def limit_to(self, states):
         """Let each instance ask about at most ``states`` more states (an
