@@ -43,7 +43,7 @@ def fitted(evaluator, owner, keys, last=None, hold=None):
     n_actions = evaluator.problem.n_actions
     max_length = evaluator.problem.settings.max_sequence_length
     _, lengths = decode_order(keys, n_actions, max_length)
-    admitted = evaluator.admit(owner, STEP_STATES * np.maximum(lengths, 1) + lengths)
+    admitted = evaluator.admit(owner, estimated_states(lengths))
     owner, keys, lengths = owner[admitted], keys[admitted], lengths[admitted]
     if owner.size == 0:
         return owner, keys
@@ -64,6 +64,12 @@ def fitted(evaluator, owner, keys, last=None, hold=None):
         pull_back(evaluator, owner, keys, last)  # held rows: -2 - p < 0, none
     _drop(evaluator, owner, keys, width)
     return owner, keys
+
+
+def estimated_states(lengths):
+    """The states :func:`fitted` is estimated to ask about for sequences of
+    ``lengths`` steps, as its budget admits them."""
+    return STEP_STATES * np.maximum(lengths, 1) + lengths
 
 
 def at_far_ends(problem, keys, order):

@@ -21,6 +21,7 @@ from sklearn_cscf._engine._refine._fit import (
     MOVE_TOLERANCE,
     SCAN_POINTS,
     at_far_ends,
+    estimated_states,
     fitted,
     least_keys,
     no_candidates,
@@ -52,12 +53,18 @@ JOINT_ROUNDS = 24
 def other_orders(evaluator, owner, keys):
     """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
     adjacent swaps of longer ones, values re-fitted in the new order."""
+    return fitted(evaluator, *order_proposals(evaluator, owner, keys))
+
+
+def order_proposals(evaluator, owner, keys):
+    """:func:`other_orders`' candidates before they are fitted (see
+    :func:`proposals`; one model call asks which keep their values)."""
     n_actions = evaluator.problem.n_actions
     max_length = evaluator.problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
     source, pick = _reorderings(lengths, order.shape[1])
     if source.size == 0:
-        return no_candidates(n_actions)
+        return no_proposals(n_actions)
     new_order = np.take_along_axis(order[source], pick, axis=1)
     new_owner = owner[source]
     new_keys = genotypes(new_order, keys[source, n_actions:], n_actions)
@@ -70,12 +77,12 @@ def other_orders(evaluator, owner, keys):
         new_order[admitted],
     )
     if new_owner.size == 0:
-        return no_candidates(n_actions)
+        return no_proposals(n_actions)
     judged = evaluator.judge(new_owner, new_keys)
     lost = np.flatnonzero(~judged.feasible)
     if lost.size:
         new_keys[lost] = at_far_ends(evaluator.problem, new_keys[lost], new_order[lost])
-    return fitted(evaluator, new_owner, new_keys)
+    return proposals(new_owner, new_keys)
 
 
 def _reorderings(lengths, width):
@@ -250,13 +257,19 @@ def trades(evaluator, owner, keys):
     re-fitted and the pushed one last: a jump to another corner of the
     decision boundary, where a tree's staircase may be cheaper than anything
     the joint moves reach step by step."""
+    return fitted(evaluator, *trade_proposals(evaluator, owner, keys))
+
+
+def trade_proposals(evaluator, owner, keys):
+    """:func:`trades`' candidates before they are fitted (see
+    :func:`proposals`; no model call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
     order, lengths = decode_order(keys, n_actions, max_length)
     several = np.flatnonzero(lengths >= 2)
     if several.size == 0:
-        return no_candidates(n_actions)
+        return no_proposals(n_actions)
     paths = evaluator.simulate(owner[several], keys[several], record=True)
     two_sided = np.array([action.space.two_sided for action in problem.actions])
     sources, copies, last = [], [], []
@@ -285,7 +298,7 @@ def trades(evaluator, owner, keys):
                 sources.append(rows[sided])
                 copies.append(copy)
                 last.append(np.full(copy.shape[0], p))
-    return _refit_last(evaluator, owner, sources, copies, last)
+    return _last_proposed(evaluator, owner, sources, copies, last)
 
 
 def _across(evaluator, owner, keys, lengths):
@@ -310,18 +323,31 @@ def _across(evaluator, owner, keys, lengths):
 def _refit_last(evaluator, owner, sources, copies, last):
     """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
     each one's step ``last`` after the others, in the order of their rows."""
+    return fitted(evaluator, *_last_proposed(evaluator, owner, sources, copies, last))
+
+
+def _last_proposed(evaluator, owner, sources, copies, last):
+    """The proposals (see :func:`proposals`) of the copies ``copies`` of rows
+    ``sources`` (lists of parts), each one's step ``last`` re-fitted after
+    the others, in the order of their rows."""
     if not sources:
-        return no_candidates(evaluator.problem.n_actions)
+        return no_proposals(evaluator.problem.n_actions)
     source = np.concatenate(sources)
     by_row = np.argsort(source, kind="stable")
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
-    return fitted(evaluator, owner[source[by_row]], copy, last)
+    return proposals(owner[source[by_row]], copy, last)
 
 
 def more_or_less(evaluator, owner, keys):
     """One step dropped, one action inserted at any position, or one action
     swapped for another on the same feature; each re-fitted."""
+    return fitted(evaluator, *more_or_less_proposals(evaluator, owner, keys))
+
+
+def more_or_less_proposals(evaluator, owner, keys):
+    """:func:`more_or_less`' candidates before they are fitted (see
+    :func:`proposals`; no model call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
@@ -410,7 +436,7 @@ def more_or_less(evaluator, owner, keys):
                 value[:, b] = far_keys(other.space, INSERTED_VALUES)[0]
                 add(rows, swapped, value, np.full(rows.size, p))
     if not sources:
-        return no_candidates(n_actions)
+        return no_proposals(n_actions)
     source = np.concatenate(sources)
     # by instance, then rank, then plan (the cheapest first)
     by_row = np.lexsort((source, np.concatenate(ranks), owner[source]))
@@ -419,7 +445,65 @@ def more_or_less(evaluator, owner, keys):
     new_keys = genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
-    return fitted(evaluator, owner[source], new_keys, last, hold)
+    return proposals(owner[source], new_keys, last, hold)
+
+
+def proposals(owner, keys, last=None, hold=None):
+    """Candidates to fit (the arguments of :func:`~sklearn_cscf._engine.\
+_refine._fit.fitted`): their instances (sorted), genotypes, the position of
+    each one's step fitted after the others (``None`` or -1: none) and
+    whether that step keeps its value (``None``: none does)."""
+    return owner, keys, last, hold
+
+
+def no_proposals(n_actions):
+    return proposals(*no_candidates(n_actions))
+
+
+def fitted_together(evaluator, parts):
+    """The proposals of several neighbourhoods (a list) fitted in one
+    :func:`~sklearn_cscf._engine._refine._fit.fitted` (every step's
+    pull-back: one model call for all of them), each instance's in the
+    neighbourhoods' order; ``None`` where that might not give the answers of
+    fitting them one neighbourhood after the other (each admitted against
+    what the ones before left).
+
+    Each proposal is fitted as it would be alone, so the answers are the same
+    where the budget admits every proposal either way: together, and one
+    neighbourhood after the other even had every state asked about by all of
+    them been asked before each. Where it may not, what was asked about is
+    uncounted (the answers stay remembered) and ``None`` returned.
+    """
+    n_actions = evaluator.problem.n_actions
+    max_length = evaluator.problem.settings.max_sequence_length
+    n = len(evaluator)
+    need = []
+    for owner, keys, _, _ in parts:
+        _, lengths = decode_order(keys, n_actions, max_length)
+        need.append(np.bincount(owner, estimated_states(lengths), minlength=n))
+    left, asked = evaluator.left(), evaluator.asked.copy()
+    if (sum(need) > left).any():
+        return None
+    owner = np.concatenate([part[0] for part in parts])
+    keys = np.vstack([part[1] for part in parts]).reshape(owner.size, -1)
+    last = np.concatenate(
+        [np.full(part[0].size, -1) if part[2] is None else part[2] for part in parts]
+    )
+    hold = np.concatenate(
+        [
+            np.zeros(part[0].size, dtype=bool) if part[3] is None else part[3]
+            for part in parts
+        ]
+    )
+    by_owner = np.argsort(owner, kind="stable")
+    found = fitted(
+        evaluator, owner[by_owner], keys[by_owner], last[by_owner], hold[by_owner]
+    )
+    spent = evaluator.asked - asked
+    if any((part > left - spent).any() for part in need):
+        evaluator.asked = asked
+        return None
+    return found
 
 
 def singles(evaluator, n_instances):

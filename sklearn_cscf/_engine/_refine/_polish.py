@@ -13,11 +13,15 @@ from sklearn_cscf._engine._refine._fit import (
     fitted,
 )
 from sklearn_cscf._engine._refine._moves import (
+    fitted_together,
     joint_moves,
     more_or_less,
+    more_or_less_proposals,
+    order_proposals,
     other_orders,
     reordered,
     singles,
+    trade_proposals,
     trades,
 )
 from sklearn_cscf._engine._simulation import order_keys
@@ -36,6 +40,8 @@ MORE_SHARE = 0.5
 JOINT_PLANS = 4
 # rounds of the deeper neighbourhoods, at most
 MAX_ROUNDS = 4
+# the broad neighbourhoods' candidates, before they are fitted
+PROPOSALS = (order_proposals, trade_proposals, more_or_less_proposals)
 
 
 def refine_budget(asked):
@@ -116,9 +122,23 @@ def refine(evaluator, fronts, budget=None):
             limit = evaluator.limit
             if name == "more":
                 evaluator.limit = evaluator.asked + MORE_SHARE * evaluator.left()
-            new = []
-            for stage in stages:
-                new.append(stage(evaluator, pool[0][base], pool[1][base]))
+            new = None
+            if name == "more":
+                # fitted together (a step's pull-back: one model call for all
+                # three) where the budget admits every proposal either way
+                parts = [
+                    propose(evaluator, pool[0][base], pool[1][base])
+                    for propose in PROPOSALS
+                ]
+                together = fitted_together(evaluator, parts)
+                if together is not None:
+                    new = [together]
+                else:
+                    new = [fitted(evaluator, *part) for part in parts]
+            if new is None:
+                new = [
+                    stage(evaluator, pool[0][base], pool[1][base]) for stage in stages
+                ]
             evaluator.limit = limit
             new_owner = np.concatenate([o for o, _ in new])
             new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
