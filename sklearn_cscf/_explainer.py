@@ -186,9 +186,10 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``"unreachable"`` and the check of the rows a checkpoint gives back):
         larger batches are sent in chunks. ``None``: every row in one call,
         and while searching at most ``population_size`` times the rows of a
-        block. Set it for a model that refuses large batches (a web service
-        with a request limit, a GPU with little memory); the answers do not
-        depend on it (probabilities are kept to 10 decimals).
+        block, or 4,096 where that is fewer. Set it for a model that refuses
+        large batches (a web service with a request limit, a GPU with little
+        memory); the answers do not depend on it (probabilities are kept to
+        10 decimals).
     n_jobs : int, default=None
         Blocks of instances explained in parallel (joblib); ``-1`` uses all
         cores. No more workers are started than there are blocks of rows to

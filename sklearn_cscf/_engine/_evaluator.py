@@ -33,6 +33,11 @@ from sklearn_cscf._engine._simulation import order_keys, simulate
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import put_rows, take_rows
 
+# while searching, a model call holds up to a generation of the block, and up
+# to this many states where that is fewer: a call costs a model about as much
+# for a few thousand states as for a few (refinement's calls of a row alone
+# hold a thousand or two)
+MIN_CALL_ROWS = 4096
 # refinement's prices simulate at most about this many bytes of states per
 # chunk of candidates (a state per step and feature)
 PRICE_CHUNK_BYTES = 1 << 22
@@ -81,8 +86,11 @@ class Evaluator:
         n = self.x0.shape[0]
         self.model = ModelAdapter.of(problem)
         self.start_discounts = problem.graph.discounts(self.x0)
-        # no model call larger than a generation of the whole block
-        self.max_rows = problem.max_model_rows or (problem.settings.population_size * n)
+        # no model call larger than a generation of the whole block or
+        # MIN_CALL_ROWS, whichever is larger
+        self.max_rows = problem.max_model_rows or max(
+            problem.settings.population_size * n, MIN_CALL_ROWS
+        )
         self.memo = AnswerMemo(n, self.model.width)
         # the memo's keys: the states' hashes, only the columns some action
         # changes hashed afresh

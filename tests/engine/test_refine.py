@@ -734,7 +734,10 @@ class Refusing:
         return self.predict_proba(X).argmax(axis=1)
 
 
-def test_a_model_refusing_large_calls_explains_every_row():
+@pytest.mark.parametrize("max_model_rows", [None, 40])
+def test_a_model_refusing_large_calls_explains_every_row(max_model_rows):
+    from sklearn_cscf._engine._evaluator import MIN_CALL_ROWS
+
     X = _frame(a=np.linspace(0, 20, 50), b=np.linspace(0, 20, 50))
     actions = [_raised_squared(name) for name in ("a", "b")]
     rows = _frame(a=[0.0, 1.0, 2.0, 3.0], b=[0.0, 2.0, 1.0, 3.0])
@@ -746,13 +749,16 @@ def test_a_model_refusing_large_calls_explains_every_row():
         population_size=population,
         n_generations=10,
         batch_size=batch,
+        max_model_rows=max_model_rows,
         random_state=0,
     ).fit(X)
-    model.limit, model.largest = population * batch, 0
+    # None: a generation of the block, or MIN_CALL_ROWS where that is more
+    limit = max_model_rows or max(population * batch, MIN_CALL_ROWS)
+    model.limit, model.largest = limit, 0
     frame = explainer.explain(rows)
     assert (frame["status"] == "ok").all()
     assert frame["instance"].nunique() == 4
-    assert 0 < model.largest <= population * batch
+    assert 0 < model.largest <= limit
 
 
 @pytest.mark.slow
