@@ -462,8 +462,21 @@ def test_one_classifier_call_per_generation_and_no_state_asked_twice(
 @pytest.mark.slow  # several seconds: CI's slow step runs it
 @pytest.mark.parametrize("refine", [False, True])
 def test_a_block_of_instances_shares_each_classifier_call(
-    credit_data, credit_model, credit_actions, credit_rejected, credit_accepted, refine
+    credit_data,
+    credit_model,
+    credit_actions,
+    credit_rejected,
+    credit_accepted,
+    refine,
+    monkeypatch,
 ):
+    from sklearn_cscf._engine._refine import _fit
+
+    # the block's schedule as it is without asking ahead: a row alone asks
+    # ahead deeper than a row of a block (what a call asks ahead of need is
+    # bounded per call), which the last lines check
+    ahead = _fit.AHEAD_ROWS
+    monkeypatch.setattr(_fit, "AHEAD_ROWS", 0)
     X, _ = credit_data
     generations = 5
     recorder = RecordingClassifier(credit_model)
@@ -499,6 +512,15 @@ def test_a_block_of_instances_shares_each_classifier_call(
     explainer.explain(batch)
     assert len(recorder.batch_sizes) >= 1 + 4 * generations
     assert len(recorder.batch_sizes) > together
+
+    if refine:
+        # asking ahead: a row alone needs fewer calls, with the same answers
+        frame = explainer.set_params(batch_size=64).explain(batch.iloc[1:2])
+        monkeypatch.setattr(_fit, "AHEAD_ROWS", ahead)
+        recorder.batch_sizes.clear()
+        ahead_frame = explainer.explain(batch.iloc[1:2])
+        assert len(recorder.batch_sizes) < alone[1]
+        pd.testing.assert_frame_equal(ahead_frame, frame)
 
 
 # ---------------------------------------------------------------------- #
