@@ -170,18 +170,20 @@ def pull_back(evaluator, owner, keys, positions, support=SCAN_SUPPORT):
     # Those values are asked about in the same call where both fit in one
     # (only a lost row's count as asked about)
     far = np.where(current > least, 1.0, 0.0)
-    beyond = _scan_grid(evaluator, paths, rows, steps, current, far, support)
-    beyond_values = _step_values(evaluator, paths, rows, steps, beyond)
-    both = _scanned_together(
-        evaluator,
-        owner,
-        keys,
-        rows,
-        column,
-        current,
-        (grid, values),
-        (beyond, beyond_values),
-    )
+    both = None
+    if rows.size * (SCAN_POINTS + 1) <= AHEAD_ROWS:  # else too many ahead
+        beyond = _scan_grid(evaluator, paths, rows, steps, current, far, support)
+        beyond_values = _step_values(evaluator, paths, rows, steps, beyond)
+        both = _scanned_together(
+            evaluator,
+            owner,
+            keys,
+            rows,
+            column,
+            current,
+            (grid, values),
+            (beyond, beyond_values),
+        )
     if both is not None:
         (valid_key, trial_key, bar, pending), lost = both
     else:
@@ -191,6 +193,9 @@ def pull_back(evaluator, owner, keys, positions, support=SCAN_SUPPORT):
         lost = np.flatnonzero(~np.isfinite(bar))
     if lost.size and both is None:
         # (a row's keys do not depend on the other rows of its grid)
+        beyond = _scan_grid(
+            evaluator, paths, rows[lost], steps[lost], current[lost], far[lost], support
+        )
         (valid_key[lost], trial_key[lost], bar[lost], pending[lost]) = (
             _cheapest_on_grid(
                 evaluator,
@@ -198,9 +203,9 @@ def pull_back(evaluator, owner, keys, positions, support=SCAN_SUPPORT):
                 keys,
                 rows[lost],
                 column[lost],
-                beyond[lost],
+                beyond,
                 current[lost],
-                beyond_values[lost],
+                _step_values(evaluator, paths, rows[lost], steps[lost], beyond),
             )
         )
     # keys closer than one value's width of keys hold no value between them
