@@ -495,7 +495,8 @@ def _drop(evaluator, owner, keys, width):
     )
     top = width - 1
     while top >= 0:
-        lengths = evaluator.simulate(owner, keys).lengths
+        start = evaluator.simulate(owner, keys)
+        lengths = start.lengths
         depth, asked = 0, 0
         while depth < top + 1:
             more = np.count_nonzero(lengths > top - depth) << depth
@@ -534,7 +535,8 @@ def _drop(evaluator, owner, keys, width):
         choice = np.zeros(keys.shape[0], dtype=np.intp)
         walked = []
         for t in range(depth):
-            paths = evaluator.simulate(owner, keys)
+            # (nothing dropped yet at the first position)
+            paths = start if t == 0 else evaluator.simulate(owner, keys)
             rows = np.flatnonzero(paths.lengths > top - t)
             if rows.size == 0:
                 continue
