@@ -464,15 +464,17 @@ def fitted_together(evaluator, parts):
     """The proposals of several neighbourhoods (a list) fitted in one
     :func:`~sklearn_cscf._engine._refine._fit.fitted` (every step's
     pull-back: one model call for all of them), each instance's in the
-    neighbourhoods' order; ``None`` where that might not give the answers of
-    fitting them one neighbourhood after the other (each admitted against
-    what the ones before left).
+    neighbourhoods' order, or one neighbourhood after the other (each
+    admitted against what the ones before left), as ``fitted`` of each
+    would: the instance's fitted proposals, as a list of (owners, keys).
 
     Each proposal is fitted as it would be alone, so the answers are the same
-    where the budget admits every proposal either way: together, and one
-    neighbourhood after the other even had every state asked about by all of
-    them been asked before each. Where it may not, what was asked about is
-    uncounted (the answers stay remembered) and ``None`` returned.
+    for the instances whose budget admits every proposal either way:
+    together, and one neighbourhood after the other even had every state
+    asked about by all of them been asked before each. The others' proposals
+    (checked before, and after the fact) are fitted one neighbourhood after
+    the other, what was asked about together uncounted (the answers stay
+    remembered).
     """
     n_actions = evaluator.problem.n_actions
     max_length = evaluator.problem.settings.max_sequence_length
@@ -482,27 +484,44 @@ def fitted_together(evaluator, parts):
         _, lengths = decode_order(keys, n_actions, max_length)
         need.append(np.bincount(owner, estimated_states(lengths), minlength=n))
     left, asked = evaluator.left(), evaluator.asked.copy()
-    if (sum(need) > left).any():
-        return None
-    owner = np.concatenate([part[0] for part in parts])
-    keys = np.vstack([part[1] for part in parts]).reshape(owner.size, -1)
-    last = np.concatenate(
-        [np.full(part[0].size, -1) if part[2] is None else part[2] for part in parts]
-    )
-    hold = np.concatenate(
-        [
-            np.zeros(part[0].size, dtype=bool) if part[3] is None else part[3]
-            for part in parts
-        ]
-    )
-    by_owner = np.argsort(owner, kind="stable")
-    found = fitted(
-        evaluator, owner[by_owner], keys[by_owner], last[by_owner], hold[by_owner]
-    )
-    spent = evaluator.asked - asked
-    if any((part > left - spent).any() for part in need):
-        evaluator.asked = asked
-        return None
+    together = sum(need) <= left
+    found = []
+    if together.any():
+        chosen = [together[part[0]] for part in parts]
+        owner = np.concatenate([part[0][c] for part, c in zip(parts, chosen)])
+        keys = np.vstack(
+            [part[1][c].reshape(-1, 2 * n_actions) for part, c in zip(parts, chosen)]
+        )
+        last = np.concatenate(
+            [
+                np.full(c.sum(), -1) if part[2] is None else part[2][c]
+                for part, c in zip(parts, chosen)
+            ]
+        )
+        hold = np.concatenate(
+            [
+                np.zeros(c.sum(), dtype=bool) if part[3] is None else part[3][c]
+                for part, c in zip(parts, chosen)
+            ]
+        )
+        by_owner = np.argsort(owner, kind="stable")
+        owner, keys = fitted(
+            evaluator, owner[by_owner], keys[by_owner], last[by_owner], hold[by_owner]
+        )
+        spent = evaluator.asked - asked
+        late = together & np.any([part > left - spent for part in need], axis=0)
+        evaluator.asked[late] = asked[late]
+        together &= ~late
+        found.append((owner[together[owner]], keys[together[owner]]))
+    for part in parts:
+        alone = ~together[part[0]]
+        if alone.any():
+            found.append(
+                fitted(
+                    evaluator,
+                    *(None if a is None else a[alone] for a in part),
+                )
+            )
     return found
 
 

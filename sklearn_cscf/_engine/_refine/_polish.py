@@ -130,11 +130,7 @@ def refine(evaluator, fronts, budget=None):
                     propose(evaluator, pool[0][base], pool[1][base])
                     for propose in PROPOSALS
                 ]
-                together = fitted_together(evaluator, parts)
-                if together is not None:
-                    new = [together]
-                else:
-                    new = [fitted(evaluator, *part) for part in parts]
+                new = fitted_together(evaluator, parts)
             if new is None:
                 new = [
                     stage(evaluator, pool[0][base], pool[1][base]) for stage in stages
