@@ -15,14 +15,11 @@ from sklearn_cscf._engine._refine._fit import (
 from sklearn_cscf._engine._refine._moves import (
     fitted_together,
     joint_moves,
-    more_or_less,
     more_or_less_proposals,
     order_proposals,
-    other_orders,
     reordered,
     singles,
     trade_proposals,
-    trades,
 )
 from sklearn_cscf._engine._simulation import order_keys
 from sklearn_cscf._rows import take_rows
@@ -110,31 +107,24 @@ def refine(evaluator, fronts, budget=None):
             break
         # orders and one action more or less, from the cheapest plans; then
         # joint values, from the cheapest plans with the new ones among them
-        for name, stages, count in (
-            ("more", (other_orders, trades, more_or_less), DEEP_PLANS),
-            ("joint", (joint_moves,), JOINT_PLANS),
-        ):
+        for name, count in (("more", DEEP_PLANS), ("joint", JOINT_PLANS)):
             base = _bases(*pool, active, polished[name], n_actions, count)
             if base.size == 0:
                 continue
-            # the broad neighbourhoods may use half of what is left, so that
-            # the joint moves always get their turn
+            base_owner, base_keys = pool[0][base], pool[1][base]
             limit = evaluator.limit
             if name == "more":
+                # the broad neighbourhoods may use half of what is left, so
+                # that the joint moves always get their turn; their proposals
+                # are fitted together where the budget admits every one
+                # either way (a step's pull-back: one model call for all)
                 evaluator.limit = evaluator.asked + MORE_SHARE * evaluator.left()
-            new = None
-            if name == "more":
-                # fitted together (a step's pull-back: one model call for all
-                # three) where the budget admits every proposal either way
                 parts = [
-                    propose(evaluator, pool[0][base], pool[1][base])
-                    for propose in PROPOSALS
+                    propose(evaluator, base_owner, base_keys) for propose in PROPOSALS
                 ]
                 new = fitted_together(evaluator, parts)
-            if new is None:
-                new = [
-                    stage(evaluator, pool[0][base], pool[1][base]) for stage in stages
-                ]
+            else:
+                new = [joint_moves(evaluator, base_owner, base_keys)]
             evaluator.limit = limit
             new_owner = np.concatenate([o for o, _ in new])
             new_keys = np.vstack([k for _, k in new]).reshape(-1, 2 * n_actions)
