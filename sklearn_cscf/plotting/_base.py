@@ -71,15 +71,15 @@ class Display:
             bottom = low - 0.05 * span
         if np.isfinite(high) and high > top:
             top = high + 0.05 * span
-        self.threshold_line_ = ax.axhspan(
-            max(low, bottom),
-            min(high, top),
-            color=_style.THRESHOLD_COLOR,
-            alpha=0.12,
-            zorder=0,
-            label=f"target range [{low:g}, {high:g}]",
+        self.threshold_line_ = self._band(
+            ax, max(low, bottom), min(high, top), f"target range [{low:g}, {high:g}]"
         )
         ax.set_ylim(bottom, top)
+
+    def _band(self, ax, low, high, label):
+        """A grey band from ``low`` to ``high``, behind the data."""
+        style = {"color": _style.THRESHOLD_COLOR, "alpha": 0.12, "zorder": 0}
+        return ax.axhspan(low, high, label=label, **style)
 
 
 def validated(params, *styles):

@@ -14,7 +14,9 @@ from sklearn_cscf._frames import (
     is_ok,
     is_regression,
     sequences,
+    target_range,
 )
+from sklearn_cscf.plotting._style import proba_name
 
 REQUIRED = {"instance", "solution", "step", "action", "status"}
 END = "end"  # the block of the sequences that stopped
@@ -150,11 +152,9 @@ def step_values(frame, ok, table, measure, initial_proba, column="target_proba")
     rows["value"] = rows[column].to_numpy(dtype=float)
     if measure == "change":
         if initial_proba is None:
-            now = "model.predict_proba(X)[:, 1]"
-            if column == "prediction":
-                now = "model.predict(X)"
+            what, now = _NOW[column]
             raise ValueError(
-                f"measure='change' needs initial_proba, the {_NOW[column]} of "
+                f"measure='change' needs initial_proba, the {what} of "
                 "each instance itself, for the change made by step 1: e.g. "
                 f"pd.Series({now}, index=X.index)."
             )
@@ -169,13 +169,30 @@ def step_values(frame, ok, table, measure, initial_proba, column="target_proba")
     return rows
 
 
-_NOW = {"target_proba": "probability", "prediction": "prediction"}
+_NOW = {  # what initial_proba is, and how to get it
+    "target_proba": ("probability", "model.predict_proba(X)[:, 1]"),
+    "prediction": ("prediction", "model.predict(X)"),
+}
 
 
 def scored_column(ok):
     """What a chart of the steps draws: ``"prediction"`` for a regressor's
     frame, else ``"target_proba"``."""
     return "prediction" if is_regression(ok) else "target_proba"
+
+
+def scale(ok, threshold, target_name):
+    """What a chart draws the probabilities (or a regressor's predictions)
+    against: the ``proba_name``, ``threshold`` and ``target_range`` of its
+    display."""
+    if is_regression(ok):
+        name = "prediction" if target_name is None else target_name
+        return {"proba_name": name, "threshold": None, "target_range": target_range(ok)}
+    return {
+        "proba_name": proba_name(ok, target_name),
+        "threshold": decision_threshold(ok, threshold),
+        "target_range": None,
+    }
 
 
 def decision_threshold(ok, threshold):

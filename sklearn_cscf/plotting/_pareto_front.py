@@ -336,13 +336,5 @@ class ParetoFrontDisplay(Display):
         self.line_ = ax.axhline(0.0, label="the line: margin 0", **style)
         handles.append(self.line_)
         if self.fragile:
-            handles.append(
-                ax.axhspan(
-                    0.0,
-                    self.fragile,
-                    color=_style.THRESHOLD_COLOR,
-                    alpha=0.12,
-                    zorder=0,
-                    label=f"fragile: margin < {self.fragile:g}",
-                )
-            )
+            label = f"fragile: margin < {self.fragile:g}"
+            handles.append(self._band(ax, 0.0, self.fragile, label))

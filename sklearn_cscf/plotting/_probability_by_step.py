@@ -7,7 +7,6 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import target_range
 from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _style
 from sklearn_cscf.plotting._base import Display, validated
@@ -232,22 +231,14 @@ class ProbabilityByStepDisplay(Display):
         statistics = _data.step_statistics(
             rows, _STATISTICS[statistic], n_boot, confidence, rng
         )
-        palette = _style.colors_for(ok, colors)
-        regression = column == "prediction"
-        if regression:
-            name = "prediction" if target_name is None else target_name
-        else:
-            name = _style.proba_name(ok, target_name)
         display = cls(
             statistics,
-            colors=palette,
+            colors=_style.colors_for(ok, colors),
             measure=measure,
             statistic=statistic,
             confidence=confidence,
-            threshold=None if regression else _data.decision_threshold(ok, threshold),
-            proba_name=name,
             subtitle=_data.scope(table, solutions),
-            target_range=target_range(ok) if regression else None,
+            **_data.scale(ok, threshold, target_name),
         )
         return display.plot(
             ax=ax,
@@ -338,15 +329,12 @@ class ProbabilityByStepDisplay(Display):
         ax.set_xticks(range(1, last + 1))
         ax.set_xlim(1 - 0.5, last + 0.5)
         ax.set_xlabel("step position")
-        handles, texts = ax.get_legend_handles_labels()
         # the actions first, then what a regressor's band stands for
-        last = [
-            k
-            for k, h in enumerate(handles)
-            if h is self.threshold_line_ and self.target_range is not None
-        ]
-        order = [k for k in range(len(handles)) if k not in last] + last
-        handles, texts = [handles[k] for k in order], [texts[k] for k in order]
+        band = self.threshold_line_ if self.target_range is not None else None
+        entries = sorted(
+            zip(*ax.get_legend_handles_labels()), key=lambda e: e[0] is band
+        )
+        handles, texts = [h for h, _ in entries], [t for _, t in entries]
         if self.singles_:
             handles.append(_style.handle(marker="o", mfc="white", mec="0.3"))
             texts.append("one step only (no interval)")

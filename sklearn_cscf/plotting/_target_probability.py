@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from sklearn_cscf._frames import format_cost, is_regression, target_range
+from sklearn_cscf._frames import format_cost, is_regression
 from sklearn_cscf._sklearn_compat import Interval, StrOptions
 from sklearn_cscf.plotting import _data, _labels, _style
 from sklearn_cscf.plotting._base import Display, validated
@@ -204,22 +204,14 @@ class TargetProbabilityDisplay(Display):
             initial_proba, explanations, [instance], bounded=not regression
         ).get(instance)
         sequences = _data.sequences(steps)
-        column = "prediction" if regression else "target_proba"
+        column = _data.scored_column(steps)
         lines = _data.plan_lines(steps, sequences, max_solutions, all_orders, column)
         shown = _data.shown_text(sequences["plan"].nunique(), lines["rank"].nunique())
-        if regression:
-            name = "prediction" if target_name is None else target_name
-        else:
-            name = _style.proba_name(steps, target_name)
         display = cls(
             lines,
             initial_proba=p0,
-            threshold=None
-            if regression
-            else _data.decision_threshold(steps, threshold),
-            proba_name=name,
             title=f"{subject} {instance}: {shown}, step by step",
-            target_range=target_range(steps) if regression else None,
+            **_data.scale(steps, threshold, target_name),
         )
         return display.plot(
             ax=ax,
