@@ -342,6 +342,11 @@ def instance_rows(frame, instance=None):
     return [(plain(known[k]), order[starts[k] : starts[k + 1]]) for k in chosen]
 
 
+def plural(n, noun):
+    """``1 plan``, ``2 plans``."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def plain(label):
     """``label`` as a plain Python value (``460``, not ``np.int64(460)``)."""
     return label.item() if isinstance(label, np.generic) else label
@@ -409,10 +414,9 @@ def sequences(frame, required=(), why=None):
         lasts = grouped[lasts].last()
         for name in lasts.columns:
             table[name] = lasts[name].to_numpy(dtype=float)
-    if "sequence_cost" in steps.columns:
-        table["cost"] = table["sequence_cost"].to_numpy(dtype=float)
-    else:  # solutions are numbered by ascending cost
-        table["cost"] = table["solution"].to_numpy(dtype=float)
+    # without sequence_cost: the solution number (numbered by ascending cost)
+    cost = "sequence_cost" if "sequence_cost" in steps.columns else "solution"
+    table["cost"] = table[cost].to_numpy(dtype=float)
     numbered = "plan" in steps.columns and not steps["plan"].isna().any()
     table = table.sort_values(["code", "cost", "solution"], kind="stable")
     table = table.reset_index(drop=True)
@@ -424,10 +428,9 @@ def sequences(frame, required=(), why=None):
             for _, group in table.groupby("code", sort=False)
             for plan in number_plans(group["actions"])
         ]
-    if "actions" in table:
-        table["other_values"] = table.duplicated(["code", "actions"])
-    else:
-        table["other_values"] = False
+    table["other_values"] = (
+        table.duplicated(["code", "actions"]) if "actions" in table else False
+    )
     head = ["instance", "code", "solution", "plan", "actions", "length", "cost"]
     head = [c for c in head if c in table.columns]
     return table[head + [c for c in table.columns if c not in head]]

@@ -20,6 +20,7 @@ from sklearn_cscf._frames import (
     initial_values,
     instance_rows,
     plain,
+    plural,
     sequences,
     state_table,
 )
@@ -521,7 +522,7 @@ def _precise(value, decimals=3):
 def _consequences(path, label, step):
     """``"name old -> new"`` for each other feature the step changed."""
     solution, t = int(step.solution), int(step.step)
-    before, after = (path(label, solution, t - 1), path(label, solution, t))
+    before, after = path(label, solution, t - 1), path(label, solution, t)
     return [
         f"{name} {_value(old)} -> {_value(new)}"
         for name, old, new in zip(before.index, before, after)
@@ -586,10 +587,7 @@ def _changed_features(label, ok, path, person):
     names = {str(name) for name in ok["feature"].dropna()}
     if path is not None and not ok.empty:
         for (solution,), seq in ok.groupby(["solution"], sort=False):
-            start, end = (
-                path(label, int(solution), 0),
-                path(label, int(solution), len(seq)),
-            )
+            start, end = (path(label, int(solution), t) for t in (0, len(seq)))
             names |= {
                 str(name)
                 for name, old, new in zip(start.index, start, end)
@@ -612,10 +610,6 @@ def _profile(person, changed, how):
     return (
         f": {shown} (and {plural(others, 'other feature')}; profile='full' lists them)"
     )
-
-
-def plural(n, noun):
-    return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 def _state_lookup(states, labels):

@@ -144,10 +144,10 @@ def compact(result, max_plans=None, all_orders=True):
     if result.order is None or (max_plans is None and all_orders):
         return result
     plans = plan_ids(result.order, result.lengths)
-    n_plans = int(plans.max()) + 1
+    firsts = np.unique(plans, return_index=True)[1]  # each plan's cheapest
+    n_plans = len(firsts)
     kept = np.arange(n_plans)
     if max_plans is not None and n_plans > max_plans:
-        firsts = [np.flatnonzero(plans == p)[0] for p in range(n_plans)]
         sets = [set(result.order[s, : result.lengths[s]].tolist()) for s in firsts]
         chosen = [0]
         for name in ("gower_distance", "plausibility"):
@@ -167,7 +167,5 @@ def compact(result, max_plans=None, all_orders=True):
         kept = np.sort(chosen)
     keep = np.isin(plans, kept)
     if not all_orders:
-        first = np.zeros(plans.shape[0], dtype=bool)
-        first[[np.flatnonzero(plans == p)[0] for p in kept]] = True
-        keep &= first
+        keep &= np.isin(np.arange(len(plans)), firsts[kept])
     return result.take(np.flatnonzero(keep))

@@ -13,6 +13,7 @@ from sklearn_cscf._frames import (
     instance_rows,
     is_ok,
     is_regression,
+    plural,
     sequences,
     target_range,
 )
@@ -371,8 +372,3 @@ def pareto_points(steps, y):
     table["other"] = table.groupby(["plan", "cost", "y"])["other"].transform("all")
     columns = ["solution", "plan", "length", "cost", "y", "other"]
     return table[columns].astype({"plan": int, "length": int})
-
-
-def plural(n, noun):
-    """``1 plan``, ``2 plans``."""
-    return f"{n} {noun}{'s' if n != 1 else ''}"
