@@ -286,7 +286,14 @@ def _choose(explanations, method, objectives, weights, max_steps, required=()):
     needed = [c for c in (*_REQUIRED, *required, *columns) if c != "length"]
     frame = check_frame(explanations, needed, unpack="return_states")
     ok = is_ok(frame)
-    table = _sequence_table(frame, ok, columns)
+    # one row per sequence, each checked whole and holding its objectives
+    check_steps(frame[ok][[c for c in frame if c != "action"]])
+    table = sequences(
+        frame,
+        required=["sequence_cost", *columns],
+        why="the choice needs every sequence's objectives.",
+    )
+    table["solution_number"] = pd.to_numeric(table["solution"]).to_numpy(dtype=float)
     chosen, shortest = {}, {}
     for code, candidates in table.groupby("code", sort=False):
         if max_steps is not None:
@@ -315,21 +322,6 @@ def _choose(explanations, method, objectives, weights, max_steps, required=()):
     if not pieces:
         return frame.iloc[:0].reset_index(drop=True)
     return pd.concat(pieces, ignore_index=True)
-
-
-def _sequence_table(frame, ok, columns):
-    """One row per sequence (:func:`~sklearn_cscf._frames.sequences`), every
-    sequence checked whole and holding its objectives: the instance's
-    ``code``, ``length`` (its number of steps), ``solution_number`` and the
-    objective columns."""
-    check_steps(frame[ok][[c for c in frame if c != "action"]])
-    table = sequences(
-        frame,
-        required=["sequence_cost", *columns],
-        why="the choice needs every sequence's objectives.",
-    )
-    table["solution_number"] = pd.to_numeric(table["solution"]).to_numpy(dtype=float)
-    return table
 
 
 def _pick(candidates, method, columns, weights, has_gower):

@@ -254,9 +254,7 @@ class ParetoFrontDisplay(Display):
             handles.append(_style.handle(marker="o", color=color, label=label))
         if points["other"].any():
             handles.append(
-                _style.handle(
-                    marker="o", mfc="white", mec="0.3", label="another order of a plan"
-                )
+                _style.handle(**_style.HOLLOW, label="another order of a plan")
             )
         # a point another beats on both drawn axes (cost and distance)
         if self.y == "gower_distance" and not non_dominated(values).all():

@@ -336,7 +336,7 @@ class ProbabilityByStepDisplay(Display):
         )
         handles, texts = [h for h, _ in entries], [t for _, t in entries]
         if self.singles_:
-            handles.append(_style.handle(marker="o", mfc="white", mec="0.3"))
+            handles.append(_style.handle(**_style.HOLLOW))
             texts.append("one step only (no interval)")
         self._legend(ax, "action (steps taken)", legend_kw, handles, texts)
         subtitle = f"{self.statistic} and {self.confidence:.0%} bootstrap interval"

@@ -226,14 +226,8 @@ class RecourseSummaryDisplay(Display):
         ax.set_axisbelow(True)
         handles = [Patch(fc="0.35", ec="0.35", label="as the first step")]
         if (later > 0).any():
-            handles.append(
-                Patch(
-                    fc=to_rgba("0.35", 0.3),
-                    ec="0.35",
-                    hatch="///",
-                    label="at a later step",
-                )
-            )
+            later_look = {"fc": to_rgba("0.35", 0.3), "ec": "0.35", "hatch": "///"}
+            handles.append(Patch(**later_look, label="at a later step"))
         self._legend(ax, "taken", legend_kw, handles)
         people = "people" if self.n_people != 1 else "person"
         xlabel = (

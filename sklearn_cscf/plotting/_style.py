@@ -7,6 +7,7 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h", "<", ">")
 END_COLOR = "#c8c8c8"
 THRESHOLD_COLOR = "0.3"
 CHOSEN_COLOR = "#d62728"
+HOLLOW = {"marker": "o", "mfc": "white", "mec": "0.3"}  # a legend's hollow marker
 CHOSEN_SIZE = 15.0  # diameter of the ring round the chosen sequence, in points
 # the legend sits outside the axes, so that it never covers a line or a label
 LEGEND = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
