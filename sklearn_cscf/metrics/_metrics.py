@@ -209,7 +209,7 @@ def diversity(explanations, *, measure="plans"):
     >>> diversity(frame, measure="jaccard")  # (1.0 + 0.0) / 2
     0.5
     """
-    return _diversity(_instances(explanations, ("solution", "action")), measure)
+    return _solved_mean(_instances(explanations, ("solution", "action")), measure, 0.0)
 
 
 @validate_params(
@@ -415,7 +415,7 @@ def all_scores(explanations, details, **weights):
         "validity": valid,
         "neg_mean_sequence_cost": -cost,
         "neg_mean_sequence_length": -_solved_mean(rows, "length", np.inf),
-        "diversity": _diversity(rows, "plans"),
+        "diversity": _solved_mean(rows, "plans", 0.0),
         "neg_seconds_per_row": -seconds,
         "combined": _combined(valid, cost, seconds, **weights),
     }
@@ -499,11 +499,6 @@ def _solved_mean(rows, column, nothing_solved):
         return 0.0
     values = rows.loc[rows["solved"], column]
     return float(values.mean()) if len(values) else float(nothing_solved)
-
-
-def _diversity(rows, measure):
-    values = rows.loc[rows["solved"], measure]
-    return float(values.mean()) if len(values) else 0.0
 
 
 def _combined(valid, cost, seconds, cost_weight, cost_scale, time_weight, time_scale):
