@@ -111,6 +111,14 @@ class Evaluator:
     # ------------------------------------------------------------------ #
     # genotypes to trajectories (no model call)
     # ------------------------------------------------------------------ #
+    def decode(self, keys):
+        """The order and lengths of genotypes ``keys``, within the plan limits
+        (:func:`~sklearn_cscf._engine._genotypes.decode_order`)."""
+        problem = self.problem
+        return decode_order(
+            keys, problem.n_actions, problem.settings.max_sequence_length
+        )
+
     def simulate(
         self, owner, keys, record=False, *, limited=True, work=None, decoded=None
     ):
@@ -163,9 +171,7 @@ class Evaluator:
             known_owner, known_keys, known_evaluation = known
             every, pool = np.concatenate([known_keys, keys]), [known_evaluation]
         k = known_owner.shape[0]
-        decoded = decode_order(
-            every, self.problem.n_actions, self.problem.settings.max_sequence_length
-        )
+        decoded = self.decode(every)
         words = canonical_genotypes(every, self.problem.n_actions, order=decoded[0])
         # the first row (known ones first) of each instance and sequence
         source = first_equal(words, groups=np.concatenate([known_owner, owner]))

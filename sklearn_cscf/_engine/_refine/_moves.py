@@ -8,7 +8,6 @@ from itertools import permutations
 import numpy as np
 
 from sklearn_cscf._engine._genotypes import (
-    decode_order,
     far_keys,
     genotypes,
     single_steps,
@@ -50,18 +49,12 @@ REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 JOINT_ROUNDS = 24
 
 
-def other_orders(evaluator, owner, keys):
-    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
-    adjacent swaps of longer ones, values re-fitted in the new order."""
-    return fitted(evaluator, *order_proposals(evaluator, owner, keys))
-
-
 def order_proposals(evaluator, owner, keys):
-    """:func:`other_orders`' candidates before they are fitted (see
+    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
+    adjacent swaps of longer ones, to be re-fitted in the new order (see
     :func:`proposals`; one model call asks which keep their values)."""
     n_actions = evaluator.problem.n_actions
-    max_length = evaluator.problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     source, pick = _reorderings(lengths, order.shape[1])
     if source.size == 0:
         return no_proposals(n_actions)
@@ -160,9 +153,8 @@ def joint_moves(evaluator, owner, keys):
     steps, in lock step over the rows. Returns the rows it improved."""
     problem = evaluator.problem
     n_actions = problem.n_actions
-    max_length = problem.settings.max_sequence_length
     keys = keys.copy()
-    _, lengths = decode_order(keys, n_actions, max_length)
+    _, lengths = evaluator.decode(keys)
     keep = lengths >= 2
     owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
     if owner.size == 0:
@@ -251,22 +243,16 @@ def joint_moves(evaluator, owner, keys):
     return np.concatenate(owners), np.vstack(found).reshape(-1, 2 * n_actions)
 
 
-def trades(evaluator, owner, keys):
-    """Each step pushed toward the far end of its values (all the way, and
-    ``TRADE_SHARES`` of the way from its least change), the other steps then
-    re-fitted and the pushed one last: a jump to another corner of the
-    decision boundary, where a tree's staircase may be cheaper than anything
-    the joint moves reach step by step."""
-    return fitted(evaluator, *trade_proposals(evaluator, owner, keys))
-
-
 def trade_proposals(evaluator, owner, keys):
-    """:func:`trades`' candidates before they are fitted (see
-    :func:`proposals`; no model call)."""
+    """Each step pushed toward the far end of its values (all the way, and
+    ``TRADE_SHARES`` of the way from its least change), the other steps to
+    be re-fitted and the pushed one last: a jump to another corner of the
+    decision boundary, where a tree's staircase may be cheaper than anything
+    the joint moves reach step by step (see :func:`proposals`; no model
+    call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
-    max_length = problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     several = np.flatnonzero(lengths >= 2)
     if several.size == 0:
         return no_proposals(n_actions)
@@ -317,12 +303,6 @@ def _across(evaluator, owner, keys, lengths):
         copies.append(copy)
         last.append(np.full(source.size, position))
     # the other steps adapt to it, then it is pulled back last
-    return _refit_last(evaluator, owner, sources, copies, last)
-
-
-def _refit_last(evaluator, owner, sources, copies, last):
-    """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
-    each one's step ``last`` after the others, in the order of their rows."""
     return fitted(evaluator, *_last_proposed(evaluator, owner, sources, copies, last))
 
 
@@ -339,19 +319,14 @@ def _last_proposed(evaluator, owner, sources, copies, last):
     return proposals(owner[source[by_row]], copy, last)
 
 
-def more_or_less(evaluator, owner, keys):
-    """One step dropped, one action inserted at any position, or one action
-    swapped for another on the same feature; each re-fitted."""
-    return fitted(evaluator, *more_or_less_proposals(evaluator, owner, keys))
-
-
 def more_or_less_proposals(evaluator, owner, keys):
-    """:func:`more_or_less`' candidates before they are fitted (see
+    """One step dropped, one action inserted at any position, or one action
+    swapped for another on the same feature; each to be re-fitted (see
     :func:`proposals`; no model call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     values = keys[:, n_actions:]
     sources, orders, new_values, last, held, ranks = [], [], [], [], [], []
 
@@ -477,11 +452,10 @@ def fitted_together(evaluator, parts):
     remembered).
     """
     n_actions = evaluator.problem.n_actions
-    max_length = evaluator.problem.settings.max_sequence_length
     n = len(evaluator)
     need = []
     for owner, keys, _, _ in parts:
-        _, lengths = decode_order(keys, n_actions, max_length)
+        _, lengths = evaluator.decode(keys)
         need.append(np.bincount(owner, estimated_states(lengths), minlength=n))
     left, asked = evaluator.left(), evaluator.asked.copy()
     together = sum(need) <= left
