@@ -285,18 +285,13 @@ class Evaluator:
             _, pairs = first_rows(inverse * np.intp(len(self)) + owners)
         sent, pairs = novel[sent], novel[pairs]
         seconds = model.seconds
-        fresh = self._ask(states[sent])
+        fresh = answer_in_chunks(model, states[sent], self.max_rows)
         self._charge(owner[sent], model.seconds - seconds)
         decision[novel] = fresh.decision[inverse]
         if output is not None:
             put_rows(output, novel, take_rows(fresh.output, inverse))
         memo.insert(hashes[pairs], owner[pairs], Answers(decision, output).take(pairs))
         return Answers(decision, output)
-
-    def _ask(self, states):
-        """The model's answers about ``states``, in calls of at most
-        :attr:`max_rows` rows."""
-        return answer_in_chunks(self.model, states, self.max_rows)
 
     def verify(self, owner, states):
         """The model's own ``predict`` (class indices) about ``states``, in
