@@ -52,7 +52,7 @@ JOINT_ROUNDS = 24
 def order_proposals(evaluator, owner, keys):
     """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
     adjacent swaps of longer ones, to be re-fitted in the new order (see
-    :func:`proposals`; one model call asks which keep their values)."""
+    :func:`no_proposals`; one model call asks which keep their values)."""
     n_actions = evaluator.problem.n_actions
     order, lengths = evaluator.decode(keys)
     source, pick = _reorderings(lengths, order.shape[1])
@@ -75,7 +75,7 @@ def order_proposals(evaluator, owner, keys):
     lost = np.flatnonzero(~judged.feasible)
     if lost.size:
         new_keys[lost] = at_far_ends(evaluator.problem, new_keys[lost], new_order[lost])
-    return proposals(new_owner, new_keys)
+    return new_owner, new_keys, None, None
 
 
 def _reorderings(lengths, width):
@@ -248,7 +248,7 @@ def trade_proposals(evaluator, owner, keys):
     ``TRADE_SHARES`` of the way from its least change), the other steps to
     be re-fitted and the pushed one last: a jump to another corner of the
     decision boundary, where a tree's staircase may be cheaper than anything
-    the joint moves reach step by step (see :func:`proposals`; no model
+    the joint moves reach step by step (see :func:`no_proposals`; no model
     call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
@@ -307,7 +307,7 @@ def _across(evaluator, owner, keys, lengths):
 
 
 def _last_proposed(evaluator, owner, sources, copies, last):
-    """The proposals (see :func:`proposals`) of the copies ``copies`` of rows
+    """The proposals (see :func:`no_proposals`) of the copies ``copies`` of rows
     ``sources`` (lists of parts), each one's step ``last`` re-fitted after
     the others, in the order of their rows."""
     if not sources:
@@ -316,13 +316,13 @@ def _last_proposed(evaluator, owner, sources, copies, last):
     by_row = np.argsort(source, kind="stable")
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
-    return proposals(owner[source[by_row]], copy, last)
+    return owner[source[by_row]], copy, last, None
 
 
 def more_or_less_proposals(evaluator, owner, keys):
     """One step dropped, one action inserted at any position, or one action
     swapped for another on the same feature; each to be re-fitted (see
-    :func:`proposals`; no model call)."""
+    :func:`no_proposals`; no model call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
@@ -420,19 +420,16 @@ def more_or_less_proposals(evaluator, owner, keys):
     new_keys = genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
-    return proposals(owner[source], new_keys, last, hold)
-
-
-def proposals(owner, keys, last=None, hold=None):
-    """Candidates to fit (the arguments of :func:`~sklearn_cscf._engine.\
-_refine._fit.fitted`): their instances (sorted), genotypes, the position of
-    each one's step fitted after the others (``None`` or -1: none) and
-    whether that step keeps its value (``None``: none does)."""
-    return owner, keys, last, hold
+    return owner[source], new_keys, last, hold
 
 
 def no_proposals(n_actions):
-    return proposals(*no_candidates(n_actions))
+    """No proposals. Proposals are candidates to fit (the arguments of
+    :func:`~sklearn_cscf._engine._refine._fit.fitted`): their instances
+    (sorted), genotypes, the position of each one's step fitted after the
+    others (``None`` or -1: none) and whether that step keeps its value
+    (``None``: none does)."""
+    return (*no_candidates(n_actions), None, None)
 
 
 def fitted_together(evaluator, parts):
