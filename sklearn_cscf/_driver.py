@@ -178,15 +178,11 @@ def _in_order(frames, rows_per_input, order):
     """Concatenate pieces and put their rows in input order (each input row's
     rows stay together, in their own order)."""
     frame = pd.concat(frames, ignore_index=True)
-    if np.all(order[1:] > order[:-1]):  # already in order: no second copy
+    if np.all(order[1:] > order[:-1]):  # already in order (or no row): no copy
         return frame
     counts = np.concatenate(rows_per_input)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    take = (
-        np.concatenate([np.arange(starts[k], starts[k] + counts[k]) for k in order])
-        if len(order)
-        else np.empty(0, dtype=np.intp)
-    )
+    take = np.concatenate([np.arange(starts[k], starts[k] + counts[k]) for k in order])
     return frame.iloc[take].reset_index(drop=True)
 
 

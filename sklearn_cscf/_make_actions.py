@@ -458,9 +458,10 @@ def _deprecated_costs(costs, prices, schema):
             "give prices= alone: costs= is its deprecated form (for a number, "
             "the change that costs 1), and both were given."
         )
-    translated = {}
+    translated, numbers = {}, {}
     for name, value in costs.items():
         numeric = not schema.is_categorical[schema.index[name]]
+        (numbers if numeric else prices)[name] = value
         if callable(value):
             translated[name] = "<the same callable>"
         elif numeric and isinstance(value, Real) and value > 0:
@@ -477,12 +478,6 @@ def _deprecated_costs(costs, prices, schema):
         FutureWarning,
         stacklevel=3,
     )
-    numbers = {}
-    for name, value in costs.items():
-        if schema.is_categorical[schema.index[name]]:
-            prices[name] = value
-        else:
-            numbers[name] = value
     return numbers
 
 
@@ -512,14 +507,11 @@ class OneOf:
 # ---------------------------------------------------------------------- #
 # checks
 # ---------------------------------------------------------------------- #
-def _close(value, candidates):
-    text = [str(c) for c in candidates]
-    return difflib.get_close_matches(str(value), text, n=3, cutoff=0.6)
-
-
 def _did_you_mean(value, candidates):
     same = [c for c in candidates if str(c).casefold() == str(value).casefold()]
-    close = [str(c) for c in same] or _close(value, candidates)
+    close = [str(c) for c in same] or difflib.get_close_matches(
+        str(value), [str(c) for c in candidates], n=3, cutoff=0.6
+    )
     if not close:
         return "."
     return "; did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -42,14 +42,16 @@ def _is_stored_by_reference(fn):
 
 
 def _load_by_value(payload):
-    """The callable that :class:`_ByValue` stored."""
+    """The callable that :class:`ByValue` stored."""
     return cloudpickle.loads(payload)
 
 
-class _ByValue:
+class ByValue:
     """Stand-in that pickles a callable with cloudpickle, by value.
 
-    Unpickling gives the callable itself, never this wrapper.
+    Unpickling gives the callable itself, never this wrapper (a pickler that
+    must pickle the callable itself, as the checkpoints' fingerprint does,
+    finds it by this type: cloudpickle's own bytes are not stable).
     """
 
     def __init__(self, fn, what):
@@ -69,11 +71,6 @@ class _ByValue:
         return _load_by_value, (payload,)
 
 
-# the wrapper's type, for a pickler that pickles the callable itself
-# (the checkpoints' fingerprint: cloudpickle's own bytes are not stable)
-ByValue = _ByValue
-
-
 def portable(fn, what):
     """``fn`` as it is when the standard pickler can store it, else a stand-in.
 
@@ -86,7 +83,7 @@ def portable(fn, what):
 
     Returns
     -------
-    callable, _ByValue or None
+    callable, ByValue or None
         Module-level functions, callable objects of importable classes and
         ``functools.partial`` of those stay as they are (stored by reference);
         lambdas, closures, nested functions and anything defined in
@@ -94,7 +91,7 @@ def portable(fn, what):
     """
     if fn is None or _is_stored_by_reference(fn):
         return fn
-    return _ByValue(fn, what)
+    return ByValue(fn, what)
 
 
 class PortableCallables:

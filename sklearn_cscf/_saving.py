@@ -322,14 +322,10 @@ def _typed_labels(column, types, name):
 
 def _labels(column, nullable=True):
     """Whole numbers where every value is written as one ("7", not "007",
-    "7.0" or "+7"), else the text."""
-    numbers = pd.to_numeric(column, errors="coerce")
-    known = column.notna()
-    if not numbers.isna().equals(~known) or not (numbers.dropna() % 1 == 0).all():
-        return column
-    canonical = numbers[known].astype("int64").astype(str)
-    if not (canonical.to_numpy() == column[known].astype(str).to_numpy()).all():
+    "7.0" or "+7"; :func:`_read_kind`), else the text."""
+    if column.notna().any() and _read_kind(column) != "int":
         return column  # zero-padded or otherwise text labels: keep them
+    numbers = pd.to_numeric(column, errors="coerce")
     if not nullable and not numbers.isna().any():
         return numbers.astype("int64")
     return numbers.astype("Int64")

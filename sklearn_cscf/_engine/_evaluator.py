@@ -111,6 +111,14 @@ class Evaluator:
     # ------------------------------------------------------------------ #
     # genotypes to trajectories (no model call)
     # ------------------------------------------------------------------ #
+    def decode(self, keys):
+        """The order and lengths of genotypes ``keys``, within the plan limits
+        (:func:`~sklearn_cscf._engine._genotypes.decode_order`)."""
+        problem = self.problem
+        return decode_order(
+            keys, problem.n_actions, problem.settings.max_sequence_length
+        )
+
     def simulate(
         self, owner, keys, record=False, *, limited=True, work=None, decoded=None
     ):
@@ -163,9 +171,7 @@ class Evaluator:
             known_owner, known_keys, known_evaluation = known
             every, pool = np.concatenate([known_keys, keys]), [known_evaluation]
         k = known_owner.shape[0]
-        decoded = decode_order(
-            every, self.problem.n_actions, self.problem.settings.max_sequence_length
-        )
+        decoded = self.decode(every)
         words = canonical_genotypes(every, self.problem.n_actions, order=decoded[0])
         # the first row (known ones first) of each instance and sequence
         source = first_equal(words, groups=np.concatenate([known_owner, owner]))
@@ -279,18 +285,13 @@ class Evaluator:
             _, pairs = first_rows(inverse * np.intp(len(self)) + owners)
         sent, pairs = novel[sent], novel[pairs]
         seconds = model.seconds
-        fresh = self._ask(states[sent])
+        fresh = answer_in_chunks(model, states[sent], self.max_rows)
         self._charge(owner[sent], model.seconds - seconds)
         decision[novel] = fresh.decision[inverse]
         if output is not None:
             put_rows(output, novel, take_rows(fresh.output, inverse))
         memo.insert(hashes[pairs], owner[pairs], Answers(decision, output).take(pairs))
         return Answers(decision, output)
-
-    def _ask(self, states):
-        """The model's answers about ``states``, in calls of at most
-        :attr:`max_rows` rows."""
-        return answer_in_chunks(self.model, states, self.max_rows)
 
     def verify(self, owner, states):
         """The model's own ``predict`` (class indices) about ``states``, in

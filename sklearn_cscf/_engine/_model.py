@@ -197,18 +197,19 @@ def batch_note(n_rows, max_rows=None):
     return f" (asked about {n_rows} rows in calls of at most max_model_rows={max_rows})"
 
 
+def _parts(rows, max_rows):
+    """``rows`` in parts of at most ``max_rows`` rows (``None``: one part)."""
+    n = rows.shape[0]
+    if max_rows is None or n <= max_rows:
+        return [rows]
+    return [rows[start : start + max_rows] for start in range(0, n, max_rows)]
+
+
 def in_chunks(rows, max_rows, ask):
     """``ask(part)`` for the parts of ``rows`` of at most ``max_rows`` rows
     (``None``: one part), concatenated."""
-    n = rows.shape[0]
-    if max_rows is None or n <= max_rows:
-        return np.asarray(ask(rows))
-    return np.concatenate(
-        [
-            np.asarray(ask(rows[start : start + max_rows]))
-            for start in range(0, n, max_rows)
-        ]
-    )
+    parts = [np.asarray(ask(part)) for part in _parts(rows, max_rows)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def answer_in_chunks(model, states, max_rows):
@@ -216,13 +217,9 @@ def answer_in_chunks(model, states, max_rows):
     ``states``, in calls of at most ``max_rows`` rows (``None``: one call).
     Answers do not depend on the calls' sizes: the probabilities are rounded
     (``PROBA_DECIMALS``)."""
-    n = states.shape[0]
-    if max_rows is None or n <= max_rows:
-        return model.answer(states)
-    parts = [
-        model.answer(states[start : start + max_rows])
-        for start in range(0, n, max_rows)
-    ]
+    parts = [model.answer(part) for part in _parts(states, max_rows)]
+    if len(parts) == 1:
+        return parts[0]
     outputs = [part.output for part in parts]
     return Answers(
         np.concatenate([part.decision for part in parts]),

@@ -72,16 +72,6 @@ def probe_keys(actions):
     """The genotypes of the probes, shape ``(n_probes, 2 * n_actions)``, and
     the all-at-once probes' choices (a list of ``{action: key}``)."""
     n = len(actions)
-    rows = []
-
-    def genotype(chosen):
-        # applied in the order of the actions
-        order = np.full((1, n), -1)
-        order[0, : len(chosen)] = sorted(chosen)
-        values = np.full((1, n), 0.5)
-        values[0, list(chosen)] = list(chosen.values())
-        return genotypes(order, values, n)[0]
-
     alone = [
         (i, key)
         for i, action in enumerate(actions)
@@ -105,8 +95,13 @@ def probe_keys(actions):
         for ends, end in zip(both, pick):
             chosen[ends[end]] = 0.0 if end == "low" else 1.0
         together.append(chosen)
-        rows.append(genotype(chosen))
-    return np.vstack([singles, *rows]), together
+    # each combination's actions applied in the order of the actions
+    order = np.full((len(together), n), -1)
+    values = np.full((len(together), n), 0.5)
+    for r, chosen in enumerate(together):
+        order[r, : len(chosen)] = sorted(chosen)
+        values[r, list(chosen)] = list(chosen.values())
+    return np.vstack([singles, genotypes(order, values, n)]), together
 
 
 def between_keys(actions, x0):

@@ -348,12 +348,15 @@ def _stages(block, keys):
     _, fitted = _fit.fitted(trials, owner, keys.copy())
     out = {"fit": _least_cost(block, fitted)}
     for name, stage in (
-        ("orders", _moves.other_orders),
+        ("orders", _moves.order_proposals),
         ("joint", _moves.joint_moves),
-        ("trades", _moves.trades),
-        ("more_or_less", _moves.more_or_less),
+        ("trades", _moves.trade_proposals),
+        ("more_or_less", _moves.more_or_less_proposals),
     ):
-        _, found = stage(trials, owner, keys.copy())
+        found = stage(trials, owner, keys.copy())
+        if name != "joint":  # proposals, fitted as refinement fits them
+            found = _fit.fitted(trials, *found)
+        found = found[1]
         out[name] = min(_least_cost(block, found), _least_cost(block, keys))
     return out
 

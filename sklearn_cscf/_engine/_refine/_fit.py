@@ -4,7 +4,7 @@ its valid values, and steps dropped that do not pay (the *fit* neighbourhood of
 
 import numpy as np
 
-from sklearn_cscf._engine._genotypes import INACTIVE, decode_order, toward_far_end
+from sklearn_cscf._engine._genotypes import INACTIVE, toward_far_end
 from sklearn_cscf._rows import take_rows
 
 # the edge of a step's valid values is searched with EDGE_POINTS evenly
@@ -40,9 +40,7 @@ def fitted(evaluator, owner, keys, last=None, hold=None):
     step keeps its value), then each step dropped where the sequence stays
     valid and no dearer; only the rows whose estimated states fit their
     instance's budget are polished. Returns the admitted rows."""
-    n_actions = evaluator.problem.n_actions
-    max_length = evaluator.problem.settings.max_sequence_length
-    _, lengths = decode_order(keys, n_actions, max_length)
+    _, lengths = evaluator.decode(keys)
     admitted = evaluator.admit(owner, estimated_states(lengths))
     owner, keys, lengths = owner[admitted], keys[admitted], lengths[admitted]
     if owner.size == 0:
@@ -489,10 +487,7 @@ def _drop(evaluator, owner, keys, width):
     size), then the positions are walked in turn, each taking the trial of
     the choice made so far. Only the trials walked count as asked about.
     """
-    problem = evaluator.problem
-    order, _ = decode_order(
-        keys, problem.n_actions, problem.settings.max_sequence_length
-    )
+    order, _ = evaluator.decode(keys)
     top = width - 1
     while top >= 0:
         start = evaluator.simulate(owner, keys)

@@ -8,7 +8,6 @@ from itertools import permutations
 import numpy as np
 
 from sklearn_cscf._engine._genotypes import (
-    decode_order,
     far_keys,
     genotypes,
     single_steps,
@@ -50,18 +49,12 @@ REPLACE_SHARES = (1 / 32, 1 / 8, 1 / 4)
 JOINT_ROUNDS = 24
 
 
-def other_orders(evaluator, owner, keys):
-    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
-    adjacent swaps of longer ones, values re-fitted in the new order."""
-    return fitted(evaluator, *order_proposals(evaluator, owner, keys))
-
-
 def order_proposals(evaluator, owner, keys):
-    """:func:`other_orders`' candidates before they are fitted (see
-    :func:`proposals`; one model call asks which keep their values)."""
+    """Every other order of each plan of up to ``ALL_ORDERS_UP_TO`` steps,
+    adjacent swaps of longer ones, to be re-fitted in the new order (see
+    :func:`no_proposals`; one model call asks which keep their values)."""
     n_actions = evaluator.problem.n_actions
-    max_length = evaluator.problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     source, pick = _reorderings(lengths, order.shape[1])
     if source.size == 0:
         return no_proposals(n_actions)
@@ -82,7 +75,7 @@ def order_proposals(evaluator, owner, keys):
     lost = np.flatnonzero(~judged.feasible)
     if lost.size:
         new_keys[lost] = at_far_ends(evaluator.problem, new_keys[lost], new_order[lost])
-    return proposals(new_owner, new_keys)
+    return new_owner, new_keys, None, None
 
 
 def _reorderings(lengths, width):
@@ -160,9 +153,8 @@ def joint_moves(evaluator, owner, keys):
     steps, in lock step over the rows. Returns the rows it improved."""
     problem = evaluator.problem
     n_actions = problem.n_actions
-    max_length = problem.settings.max_sequence_length
     keys = keys.copy()
-    _, lengths = decode_order(keys, n_actions, max_length)
+    _, lengths = evaluator.decode(keys)
     keep = lengths >= 2
     owner, keys, lengths = owner[keep], keys[keep], lengths[keep]
     if owner.size == 0:
@@ -251,22 +243,16 @@ def joint_moves(evaluator, owner, keys):
     return np.concatenate(owners), np.vstack(found).reshape(-1, 2 * n_actions)
 
 
-def trades(evaluator, owner, keys):
-    """Each step pushed toward the far end of its values (all the way, and
-    ``TRADE_SHARES`` of the way from its least change), the other steps then
-    re-fitted and the pushed one last: a jump to another corner of the
-    decision boundary, where a tree's staircase may be cheaper than anything
-    the joint moves reach step by step."""
-    return fitted(evaluator, *trade_proposals(evaluator, owner, keys))
-
-
 def trade_proposals(evaluator, owner, keys):
-    """:func:`trades`' candidates before they are fitted (see
-    :func:`proposals`; no model call)."""
+    """Each step pushed toward the far end of its values (all the way, and
+    ``TRADE_SHARES`` of the way from its least change), the other steps to
+    be re-fitted and the pushed one last: a jump to another corner of the
+    decision boundary, where a tree's staircase may be cheaper than anything
+    the joint moves reach step by step (see :func:`no_proposals`; no model
+    call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
-    max_length = problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     several = np.flatnonzero(lengths >= 2)
     if several.size == 0:
         return no_proposals(n_actions)
@@ -317,17 +303,11 @@ def _across(evaluator, owner, keys, lengths):
         copies.append(copy)
         last.append(np.full(source.size, position))
     # the other steps adapt to it, then it is pulled back last
-    return _refit_last(evaluator, owner, sources, copies, last)
-
-
-def _refit_last(evaluator, owner, sources, copies, last):
-    """The copies ``copies`` of rows ``sources`` (lists of parts) re-fitted,
-    each one's step ``last`` after the others, in the order of their rows."""
     return fitted(evaluator, *_last_proposed(evaluator, owner, sources, copies, last))
 
 
 def _last_proposed(evaluator, owner, sources, copies, last):
-    """The proposals (see :func:`proposals`) of the copies ``copies`` of rows
+    """The proposals (see :func:`no_proposals`) of the copies ``copies`` of rows
     ``sources`` (lists of parts), each one's step ``last`` re-fitted after
     the others, in the order of their rows."""
     if not sources:
@@ -336,22 +316,17 @@ def _last_proposed(evaluator, owner, sources, copies, last):
     by_row = np.argsort(source, kind="stable")
     copy = np.vstack(copies)[by_row]
     last = np.concatenate(last)[by_row]
-    return proposals(owner[source[by_row]], copy, last)
-
-
-def more_or_less(evaluator, owner, keys):
-    """One step dropped, one action inserted at any position, or one action
-    swapped for another on the same feature; each re-fitted."""
-    return fitted(evaluator, *more_or_less_proposals(evaluator, owner, keys))
+    return owner[source[by_row]], copy, last, None
 
 
 def more_or_less_proposals(evaluator, owner, keys):
-    """:func:`more_or_less`' candidates before they are fitted (see
-    :func:`proposals`; no model call)."""
+    """One step dropped, one action inserted at any position, or one action
+    swapped for another on the same feature; each to be re-fitted (see
+    :func:`no_proposals`; no model call)."""
     problem = evaluator.problem
     n_actions = problem.n_actions
     max_length = problem.settings.max_sequence_length
-    order, lengths = decode_order(keys, n_actions, max_length)
+    order, lengths = evaluator.decode(keys)
     values = keys[:, n_actions:]
     sources, orders, new_values, last, held, ranks = [], [], [], [], [], []
 
@@ -445,19 +420,16 @@ def more_or_less_proposals(evaluator, owner, keys):
     new_keys = genotypes(new_order, np.vstack(new_values)[by_row], n_actions)
     last = np.concatenate(last)[by_row]
     hold = np.concatenate(held)[by_row]
-    return proposals(owner[source], new_keys, last, hold)
-
-
-def proposals(owner, keys, last=None, hold=None):
-    """Candidates to fit (the arguments of :func:`~sklearn_cscf._engine.\
-_refine._fit.fitted`): their instances (sorted), genotypes, the position of
-    each one's step fitted after the others (``None`` or -1: none) and
-    whether that step keeps its value (``None``: none does)."""
-    return owner, keys, last, hold
+    return owner[source], new_keys, last, hold
 
 
 def no_proposals(n_actions):
-    return proposals(*no_candidates(n_actions))
+    """No proposals. Proposals are candidates to fit (the arguments of
+    :func:`~sklearn_cscf._engine._refine._fit.fitted`): their instances
+    (sorted), genotypes, the position of each one's step fitted after the
+    others (``None`` or -1: none) and whether that step keeps its value
+    (``None``: none does)."""
+    return (*no_candidates(n_actions), None, None)
 
 
 def fitted_together(evaluator, parts):
@@ -477,11 +449,10 @@ def fitted_together(evaluator, parts):
     remembered).
     """
     n_actions = evaluator.problem.n_actions
-    max_length = evaluator.problem.settings.max_sequence_length
     n = len(evaluator)
     need = []
     for owner, keys, _, _ in parts:
-        _, lengths = decode_order(keys, n_actions, max_length)
+        _, lengths = evaluator.decode(keys)
         need.append(np.bincount(owner, estimated_states(lengths), minlength=n))
     left, asked = evaluator.left(), evaluator.asked.copy()
     together = sum(need) <= left

@@ -210,16 +210,11 @@ def _judged(evaluator, owner, keys):
     cost = judged.F[:, evaluator.problem.slices["sequence_cost"].start]
     keep = np.flatnonzero(judged.feasible)
     owner, keys, cost = owner[keep], keys[keep], cost[keep]
-    sequence = judged.sequence_key[keep]
-    distinct = _distinct(owner, sequence)
-    return owner[distinct], keys[distinct], cost[distinct]
-
-
-def _distinct(owner, sequence):
-    """Indices of the first row of each distinct (owner, sequence), in order."""
     if owner.size == 0:
-        return np.empty(0, dtype=np.intp)
-    return first_occurrences(sequence, groups=owner)
+        return owner, keys, cost
+    # the first row of each distinct (owner, sequence)
+    distinct = first_occurrences(judged.sequence_key[keep], groups=owner)
+    return owner[distinct], keys[distinct], cost[distinct]
 
 
 def _merged(old, new):
