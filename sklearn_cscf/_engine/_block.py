@@ -28,7 +28,6 @@ import numpy as np
 from sklearn_cscf._callable_checks import describe_error
 from sklearn_cscf._engine._brkga import BRKGA
 from sklearn_cscf._engine._evaluator import Evaluator
-from sklearn_cscf._engine._genotypes import decode_order
 from sklearn_cscf._engine._objectives import (
     Candidates,
     evaluate_objectives,
@@ -151,11 +150,7 @@ class Block:
             F = evaluation.F
             by_cost = np.lexsort((F[:, gower], F[:, cost]))
             if not problem.all_values:
-                order, _ = decode_order(
-                    keys[by_cost],
-                    problem.n_actions,
-                    problem.settings.max_sequence_length,
-                )
+                order, _ = evaluator.decode(keys[by_cost])
                 _, first = np.unique(order_keys(order), return_index=True)
                 by_cost = by_cost[np.sort(first)]
             chosen_keys.append(keys[by_cost])
