@@ -8,8 +8,9 @@ enumerates every subset and order of the actions and every combination of
 grid values, applies them with the actions' own public definitions (value
 spaces, conditions, effects, costs, the graph's Eq. 1-2 discounts; not the
 library's simulator) and keeps the cheapest sequence the model accepts. The
-explainer runs at each ``--budgets`` (population x generations; default the
-paper's 500x150 and a small 100x30) with and without refinement.
+explainer runs at each ``--budgets`` (population x generations, a number or
+``auto``; default the paper's 500x150 and a small 100x30) with and without
+refinement.
 
 Printed: per setting, the share of instances whose least cost is within 1 %
 of the optimum (the target: at least 95 % with refinement), the share solved
@@ -289,7 +290,10 @@ def main(argv=None):
         f"{args.n_problems} problems x {args.n_instances} rejected rows; budgets "
         f"(population x generations) {', '.join(args.budgets)}"
     )
-    budgets = [tuple(int(v) for v in b.split("x")) for b in args.budgets]
+    budgets = [
+        tuple(v if v == "auto" else int(v) for v in b.split("x"))
+        for b in args.budgets
+    ]
     methods = [(b, refine) for b in budgets for refine in (False, True)]
     rows = []
     start = time.perf_counter()

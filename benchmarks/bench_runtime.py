@@ -13,7 +13,8 @@ Printed per model and block size: seconds per row (wall clock), the seconds
 per row outside the classifier (the engine's own work: decoding, simulation,
 selection, refinement), the share in the classifier, the optimiser's own
 overhead per generation and row (the rest: decoding, simulation, user
-callables, selection, refinement), classifier calls
+callables, selection, refinement; the generations summed over the rows, nan
+when no row was searched), classifier calls
 and rows per row (rows as a share of population x generations), and the
 *naive floor*: the time of 150 ``predict_proba`` calls of 500 rows of that
 model (what asking the model about every individual of every generation,
@@ -134,7 +135,10 @@ def measure(model, X_train, rejected, batch_size, args):
         "s/row": wall / n,
         "model share": model_seconds / wall,
         "outside s/row": (wall - model_seconds) / n,
-        "overhead ms/gen": 1000 * (wall - model_seconds) / generations,
+        # nan when no row was searched (n_generations="auto" judged plans)
+        "overhead ms/gen": 1000 * (wall - model_seconds) / generations
+        if generations
+        else float("nan"),
         "calls/row": searched["n_model_calls"].mean(),
         "rows/row": searched["n_model_rows"].mean(),
         "rows share": searched["n_model_rows"].mean()

@@ -111,14 +111,22 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         Individuals per generation.
     n_generations : int or "auto", default="auto"
         Generations (the first evaluates the random initial population).
-        ``"auto"`` (beyond the paper) spends them where they are needed: a
-        row's search stops once its two cheapest plans (actions and order;
-        refinement polishes their values) have not changed for
+        ``"auto"`` (beyond the paper) spends them where they are needed:
+        with ``refine=True``, every plan of up to three actions, each step
+        at its far end(s) (one or two steps also at a quarter, half and three
+        quarters of their range), and a fixed spread of about eight times
+        ``population_size`` genotypes (a Sobol design, the same for every row
+        and seed) are judged first, in one model call for all rows (when
+        there are at most three times ``population_size`` such plans), and a
+        row with a valid one goes straight to refinement, without a search:
+        its plans do not depend on ``random_state``. The other rows are
+        searched: a row's search stops once its two cheapest plans (actions
+        and order; refinement polishes their values) have not changed for
         ``n_iter_no_change`` generations (25 when ``None``), after at least
         30 and at most 300 generations; a row with no feasible sequence
         after 150 generations stops there. An int runs exactly that many,
-        e.g. the paper's budget of 150. ``return_details=True`` reports the
-        generations each row ran.
+        e.g. the paper's budget of 150, for every row. ``return_details=True``
+        reports the generations each row ran (0: none was needed).
     mutant_fraction : float, default=0.2
         Share of each generation made of fresh random genotypes.
     crossover_bias : float, default=0.7

@@ -10,11 +10,15 @@ block's memo and asks the classifier about every other distinct state in
 depends only on its own row and seed, never on the other members of its
 block.
 
-After the search, the final fronts are refined (:mod:`~sklearn_cscf._engine._refine`)
-and turned into :class:`~sklearn_cscf._result.InstanceResult` objects: distinct
-sequences (by actions and order, the cheapest of each; every one with the
-problem's ``all_values``), the state and the target score after every step,
-the objective values by name, and diagnostics.
+With ``n_generations="auto"``, every plan of up to three actions at its far
+ends and a fixed spread of genotypes are judged first, in one call for the
+block; only the instances none of whose plans is valid are searched. Then the
+fronts are refined
+(:mod:`~sklearn_cscf._engine._refine`) and turned into
+:class:`~sklearn_cscf._result.InstanceResult` objects: distinct sequences (by
+actions and order, the cheapest of each; every one with the problem's
+``all_values``), the state and the target score after every step, the
+objective values by name, and diagnostics.
 """
 
 import hashlib
@@ -26,8 +30,9 @@ import cloudpickle
 import numpy as np
 
 from sklearn_cscf._callable_checks import describe_error
-from sklearn_cscf._engine._brkga import BRKGA
+from sklearn_cscf._engine._brkga import BRKGA, pareto_front
 from sklearn_cscf._engine._evaluator import Evaluator
+from sklearn_cscf._engine._genotypes import plan_structures, space_filling
 from sklearn_cscf._engine._objectives import (
     Candidates,
     evaluate_objectives,
@@ -38,6 +43,22 @@ from sklearn_cscf._engine._refine import refine, refine_budget
 from sklearn_cscf._engine._simulation import order_keys
 from sklearn_cscf._result import Diagnostics, InstanceResult
 from sklearn_cscf._status import STATUS_ERROR, STATUS_NO_COUNTERFACTUAL, STATUS_OK
+
+# n_generations="auto": every plan of at most this many actions is judged
+# first, at its far ends ...
+PLANS_MAX_LENGTH = 3
+# ... and the plans of at most this many steps also at these value keys
+# (between the ends: a model's islands of acceptance) ...
+PLANS_GRID_LENGTH = 2
+PLANS_GRID = (0.25, 0.5, 0.75)
+# ... when there are at most this many times population_size of them;
+# with a fixed spread of genotypes (a Sobol design) of this many times
+# population_size (rounded up to a power of two)
+PLANS_PER_MEMBER = 3
+DESIGN_PER_MEMBER = 8
+# the states refinement may ask about for an instance whose plans were
+# judged (the search's instances: refine_budget of what they asked)
+PLANS_REFINE_BUDGET = 60_000
 
 
 @dataclass
@@ -99,20 +120,19 @@ class Block:
         """Search, refine and describe every instance of the block."""
         start = time.perf_counter()
         problem, evaluator = self.problem, self.evaluator
-        cost_column = problem.slices["sequence_cost"].start
-        search = BRKGA(
-            2 * problem.n_actions,
-            problem.settings,
-            [np.random.default_rng(seed) for seed in self.seeds],
-            cost_column,
-        )
-        while not search.done:
-            owner, keys = search.ask()
-            search.tell(evaluator.evaluate(owner, keys, search.elites()))
-        fronts = [search.result(m) for m in range(len(self))]
+        fronts, generations = self._plans(), np.zeros(len(self), dtype=np.intp)
+        searched = np.array([keys is None for keys, _ in fronts], dtype=bool)
+        if searched.any():
+            rows = np.flatnonzero(searched)
+            found, generations[rows] = self._search(rows)
+            for m, front in zip(rows.tolist(), found):
+                fronts[m] = front
         refined = np.zeros(len(self), dtype=np.intp)
         if problem.refine:
-            fronts, refined = refine(evaluator, fronts, refine_budget(evaluator.asked))
+            budget = np.where(
+                searched, refine_budget(evaluator.asked), PLANS_REFINE_BUDGET
+            )
+            fronts, refined = refine(evaluator, fronts, budget)
         results = mark_unreachable(evaluator, self.describe(fronts))
         # the time outside the classifier, shared by the states each one asked
         elsewhere = time.perf_counter() - start - evaluator.model.seconds
@@ -121,7 +141,7 @@ class Block:
         for m, result in enumerate(results):
             seconds = float(evaluator.seconds[m])
             result.diagnostics = Diagnostics(
-                n_generations=int(search.generation[m]),
+                n_generations=int(generations[m]),
                 n_evaluated=int(evaluator.asked[m]),
                 n_model_calls=int(evaluator.n_calls[m]),
                 n_model_rows=int(evaluator.n_rows[m]),
@@ -130,6 +150,70 @@ class Block:
                 n_refined=int(refined[m]),
             )
         return results
+
+    def _plans(self):
+        """``n_generations="auto"`` with refinement: every plan of up to three
+        actions, each step at its far end(s), those of one or two also at
+        ``PLANS_GRID`` (see
+        :func:`~sklearn_cscf._engine._genotypes.plan_structures`; at most
+        ``PLANS_PER_MEMBER`` times ``population_size`` of them), and a fixed
+        spread of ``DESIGN_PER_MEMBER`` times ``population_size`` genotypes
+        (:func:`~sklearn_cscf._engine._genotypes.space_filling`), judged in
+        one call for the whole block; each instance's front is its feasible
+        non-dominated ones. ``(None, None)`` for the instances none of whose
+        is feasible, and for every instance otherwise: the search finds
+        theirs. The same genotypes for every instance, whatever its seed."""
+        problem, settings = self.problem, self.problem.settings
+        n = len(self)
+        none = [(None, None)] * n
+        if not (settings.auto and problem.refine):
+            return none
+        max_length = PLANS_MAX_LENGTH
+        if settings.max_sequence_length is not None:
+            max_length = min(max_length, settings.max_sequence_length)
+        plans = plan_structures(
+            [action.space for action in problem.actions],
+            max_length,
+            PLANS_PER_MEMBER * settings.population_size,
+            grid=PLANS_GRID,
+            grid_length=PLANS_GRID_LENGTH,
+        )
+        if plans is None:
+            return none
+        design = space_filling(
+            plans.shape[1], DESIGN_PER_MEMBER * settings.population_size
+        )
+        plans = np.vstack([plans, design])
+        owner = np.repeat(np.arange(n), plans.shape[0])
+        keys = np.tile(plans, (n, 1))
+        evaluation = self.evaluator.evaluate(owner, keys)
+        fronts = []
+        for m in range(n):
+            rows = np.flatnonzero(owner == m)
+            mine = evaluation.take(rows)
+            front = pareto_front(mine)
+            fronts.append(
+                (keys[rows[front]], mine.take(front)) if front.size else (None, None)
+            )
+        return fronts
+
+    def _search(self, rows):
+        """The BRKGA's fronts of instances ``rows`` (searched in lock step,
+        each as if alone), and the generations each took."""
+        problem, evaluator = self.problem, self.evaluator
+        search = BRKGA(
+            2 * problem.n_actions,
+            problem.settings,
+            [np.random.default_rng(self.seeds[m]) for m in rows.tolist()],
+            problem.slices["sequence_cost"].start,
+        )
+        while not search.done:
+            owner, keys = search.ask()
+            known = search.elites()
+            if known is not None:
+                known = (rows[known[0]], known[1], known[2])
+            search.tell(evaluator.evaluate(rows[owner], keys, known))
+        return [search.result(j) for j in range(rows.size)], search.generation
 
     def describe(self, fronts):
         """Result objects: per instance, the distinct sequences of its front (by

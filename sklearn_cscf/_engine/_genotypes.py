@@ -13,10 +13,18 @@ value of action ``i`` in its feasible space at the moment it is applied (see
   (:func:`single_steps`: each action alone);
 - :func:`ends`, :func:`far_keys` and :func:`toward_far_end` say where an
   action's far ends lie in value keys (refinement's inserted steps and
-  trades, the reachability probes).
+  trades, the reachability probes); :func:`plan_structures` writes every
+  plan of a few actions at its far ends, and :func:`space_filling` a fixed
+  spread of genotypes (what ``n_generations="auto"`` judges before any
+  search).
 """
 
+import functools
+import itertools
+from math import factorial
+
 import numpy as np
+from scipy.stats import qmc
 
 from sklearn_cscf._engine._workspace import Workspace
 from sklearn_cscf._rows import row_counts
@@ -204,3 +212,97 @@ def toward_far_end(space, current):
     if len(end_keys) == 1:
         return np.full(current.shape, end_keys[0])
     return np.where(current >= 0.5, 1.0, 0.0)
+
+
+# ---------------------------------------------------------------------- #
+# every plan at its far ends
+# ---------------------------------------------------------------------- #
+def plan_structures(spaces, max_length, limit, grid=(), grid_length=0, max_values=3):
+    """Genotypes of every plan of at most ``max_length`` distinct actions, in
+    every order, each step at its far end(s) (:func:`far_keys`, at most
+    ``max_values`` values for an unordered choice), and the plans of at most
+    ``grid_length`` steps with each step also at every value key of ``grid``:
+    the plans ``n_generations="auto"`` judges first. The longest plans kept
+    are those whose count (with the shorter ones) stays within ``limit``;
+    ``None`` when even the single steps exceed it.
+
+    Examples
+    --------
+    >>> from sklearn_cscf._spaces import RangeSpace
+    >>> spaces = [RangeSpace(0.0, 1.0, "increase"), RangeSpace(0.0, 1.0, "any")]
+    >>> keys = plan_structures(spaces, 2, 100)
+    >>> len(keys)  # 1 + 2 single steps, 2 + 2 in each order of both
+    7
+    >>> len(plan_structures(spaces, 2, 100, grid=(0.5,), grid_length=1))
+    9
+    >>> plan_structures(spaces, 2, 2) is None
+    True
+    """
+    n = len(spaces)
+    far = [far_keys(space, max_values) or [0.5] for space in spaces]
+    # e[k]: the sum over sets of k actions of the product of their ends
+    # (elementary symmetric polynomials), so k! e[k] plans of length k
+    e = np.zeros(min(n, max_length) + 1)
+    e[0] = 1.0
+    for keys in far:
+        e[1:] = e[1:] + len(keys) * e[:-1]
+    total, length = 0, 0
+    for k in range(1, e.size):
+        total += factorial(k) * e[k]
+        if k <= grid_length:
+            total += factorial(n) // factorial(n - k) * len(grid) ** k
+        if total > limit:
+            break
+        length = k
+    if length == 0:
+        return None
+    orders, values = [], []
+    for k in range(1, length + 1):
+        for plan in itertools.permutations(range(n), k):
+            for ends in itertools.product(*(far[i] for i in plan)):
+                orders.append(plan)
+                values.append(ends)
+            if k <= grid_length:
+                for keys in itertools.product(grid, repeat=k):
+                    orders.append(plan)
+                    values.append(keys)
+    order = np.full((len(orders), n), -1)
+    value = np.full((len(orders), n), 0.5)
+    for r, (plan, keys) in enumerate(zip(orders, values)):
+        order[r, : len(plan)] = plan
+        value[r, list(plan)] = keys
+    return genotypes(order, value, n)
+
+
+# the fixed scrambling of space_filling's design (not a row's seed: the
+# design is the same for every row and every random_state)
+DESIGN_SEED = 0
+
+
+@functools.lru_cache(maxsize=8)
+def space_filling(n_keys, count):
+    """A fixed, evenly spread design of at least ``count`` genotypes of
+    ``n_keys`` keys: the first ``2**m >= count`` points of a scrambled Sobol
+    sequence (scrambled by ``DESIGN_SEED``), the same on every call (read
+    only). Judged beside the plans at their far ends, it puts starts in the
+    islands of acceptance between them without making a row's plans depend
+    on its seed.
+
+    Examples
+    --------
+    >>> keys = space_filling(4, 100)
+    >>> keys.shape
+    (128, 4)
+    >>> bool(((keys >= 0) & (keys < 1)).all())
+    True
+    >>> bool((space_filling(4, 100) == keys).all())  # a fixed design
+    True
+    """
+    m = max(0, int(np.ceil(np.log2(max(count, 1)))))
+    try:
+        sampler = qmc.Sobol(n_keys, scramble=True, rng=DESIGN_SEED)
+    except TypeError:  # SciPy < 1.15 names it seed
+        sampler = qmc.Sobol(n_keys, scramble=True, seed=DESIGN_SEED)
+    keys = sampler.random_base2(m)
+    keys.flags.writeable = False
+    return keys

@@ -46,7 +46,9 @@ each instance's ``DEEP_PLANS`` cheapest distinct plans, round after round,
 until a round finds nothing cheaper for that instance (at most
 ``MAX_ROUNDS``). **Budget**: the states refinement asks about (remembered or
 not) for an instance are at most ``REFINE_SHARE`` times those its search
-asked about, and at least ``MIN_STATES``; a stage only starts the candidates
+asked about, and at least ``MIN_STATES`` (the block gives an instance
+whose plans at their far ends were judged instead of searched
+``PLANS_REFINE_BUDGET``); a stage only starts the candidates
 whose estimated states still fit (cheapest plans first), so the work is
 bounded whatever the number of actions. All counts are per instance, so an
 instance's result never depends on the other members of its block.
