@@ -299,10 +299,11 @@ def space_filling(n_keys, count):
     True
     """
     m = max(0, int(np.ceil(np.log2(max(count, 1)))))
+    rng = np.random.default_rng(DESIGN_SEED)  # the same design in every SciPy
     try:
-        sampler = qmc.Sobol(n_keys, scramble=True, rng=DESIGN_SEED)
+        sampler = qmc.Sobol(n_keys, scramble=True, rng=rng)
     except TypeError:  # SciPy < 1.15 names it seed
-        sampler = qmc.Sobol(n_keys, scramble=True, seed=DESIGN_SEED)
+        sampler = qmc.Sobol(n_keys, scramble=True, seed=rng)
     keys = sampler.random_base2(m)
     keys.flags.writeable = False
     return keys
