@@ -19,7 +19,7 @@ KEY_TOLERANCE = 2.0**-17
 # of an edge search whatever each finds, the values beyond a step's found one
 # before they are known to be needed, ...): a model's call costs about as
 # much for a thousand states as for one, and a call saved is worth it
-AHEAD_ROWS = 1024
+AHEAD_ROWS = 4096
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
 # a local move must save more than this share of the cost to be taken
