@@ -18,7 +18,8 @@ KEY_TOLERANCE = 2.0**-17
 # a call asks about at most this many states ahead of need (the next rounds
 # of an edge search whatever each finds, the values beyond a step's found one
 # before they are known to be needed, ...): a model's call costs about as
-# much for a thousand states as for one, and a call saved is worth it
+# much for a few thousand states as for one (the evaluator's MIN_CALL_ROWS),
+# and a call saved is worth it
 AHEAD_ROWS = 4096
 # a refined sequence must be cheaper by more than this to count as improved
 COST_TOLERANCE = 1e-9
