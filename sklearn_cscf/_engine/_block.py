@@ -184,17 +184,24 @@ class Block:
             plans.shape[1], DESIGN_PER_MEMBER * settings.population_size
         )
         plans = np.vstack([plans, design])
-        owner = np.repeat(np.arange(n), plans.shape[0])
-        keys = np.tile(plans, (n, 1))
-        evaluation = self.evaluator.evaluate(owner, keys)
+        # as many instances at a time as fill one model call of the block
+        # (its states, not all the block's at once, are held in memory)
+        group = max(1, self.evaluator.max_rows // plans.shape[0])
         fronts = []
-        for m in range(n):
-            rows = np.flatnonzero(owner == m)
-            mine = evaluation.take(rows)
-            front = pareto_front(mine)
-            fronts.append(
-                (keys[rows[front]], mine.take(front)) if front.size else (None, None)
+        for first in range(0, n, group):
+            members = np.arange(first, min(first + group, n))
+            owner = np.repeat(members, plans.shape[0])
+            evaluation = self.evaluator.evaluate(
+                owner, np.tile(plans, (members.size, 1))
             )
+            for j in range(members.size):
+                mine = evaluation.take(
+                    slice(j * plans.shape[0], (j + 1) * plans.shape[0])
+                )
+                front = pareto_front(mine)
+                fronts.append(
+                    (plans[front], mine.take(front)) if front.size else (None, None)
+                )
         return fronts
 
     def _search(self, rows):
