@@ -116,8 +116,9 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         at its far end(s) (one or two steps also at a quarter, half and three
         quarters of their range), and a fixed spread of about eight times
         ``population_size`` genotypes (a Sobol design, the same for every row
-        and seed) are judged first, in one model call for all rows (when
-        there are at most three times ``population_size`` such plans), and a
+        and seed) are judged first, in one model call for a row alone (a
+        few rows per call in a block; when there are at most three times
+        ``population_size`` such plans), and a
         row with a valid one goes straight to refinement, without a search:
         its plans do not depend on ``random_state``. The other rows are
         searched: a row's search stops once its two cheapest plans (actions

@@ -11,9 +11,9 @@ depends only on its own row and seed, never on the other members of its
 block.
 
 With ``n_generations="auto"``, every plan of up to three actions at its far
-ends and a fixed spread of genotypes are judged first, in one call for the
-block; only the instances none of whose plans is valid are searched. Then the
-fronts are refined
+ends and a fixed spread of genotypes are judged first, for as many instances
+at a time as fill one model call; only the instances none of whose plans is
+valid are searched. Then the fronts are refined
 (:mod:`~sklearn_cscf._engine._refine`) and turned into
 :class:`~sklearn_cscf._result.InstanceResult` objects: distinct sequences (by
 actions and order, the cheapest of each; every one with the problem's
@@ -158,8 +158,9 @@ class Block:
         :func:`~sklearn_cscf._engine._genotypes.plan_structures`; at most
         ``PLANS_PER_MEMBER`` times ``population_size`` of them), and a fixed
         spread of ``DESIGN_PER_MEMBER`` times ``population_size`` genotypes
-        (:func:`~sklearn_cscf._engine._genotypes.space_filling`), judged in
-        one call for the whole block; each instance's front is its feasible
+        (:func:`~sklearn_cscf._engine._genotypes.space_filling`), judged for
+        as many instances at a time as fill one model call; each instance's
+        front is its feasible
         non-dominated ones. ``(None, None)`` for the instances none of whose
         is feasible, and for every instance otherwise: the search finds
         theirs. The same genotypes for every instance, whatever its seed."""
