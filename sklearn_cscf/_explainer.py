@@ -118,11 +118,11 @@ class SequentialCounterfactualExplainer(TransformerMixin, BaseEstimator):
         ``population_size`` genotypes (a Sobol design, the same for every row
         and seed) are judged first, in one model call for a row alone (a
         few rows per call in a block; when there are at most three times
-        ``population_size`` such plans), and a
-        row with a valid one goes straight to refinement, without a search:
-        its plans do not depend on ``random_state``. The other rows are
-        searched: a row's search stops once its two cheapest plans (actions
-        and order; refinement polishes their values) have not changed for
+        ``population_size`` such plans), and a row with a valid one goes
+        straight to refinement, without a search: its plans do not depend
+        on ``random_state``. The other rows are searched: a row's search
+        stops once its two cheapest plans (actions and order; refinement
+        polishes their values) have not changed for
         ``n_iter_no_change`` generations (25 when ``None``), after at least
         30 and at most 300 generations; a row with no feasible sequence
         after 150 generations stops there. An int runs exactly that many,

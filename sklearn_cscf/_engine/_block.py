@@ -160,10 +160,10 @@ class Block:
         spread of ``DESIGN_PER_MEMBER`` times ``population_size`` genotypes
         (:func:`~sklearn_cscf._engine._genotypes.space_filling`), judged for
         as many instances at a time as fill one model call; each instance's
-        front is its feasible
-        non-dominated ones. ``(None, None)`` for the instances none of whose
-        is feasible, and for every instance otherwise: the search finds
-        theirs. The same genotypes for every instance, whatever its seed."""
+        front is its feasible non-dominated ones. ``(None, None)`` for the
+        instances none of whose is feasible, and for every instance
+        otherwise: the search finds theirs. The same genotypes for every
+        instance, whatever its seed."""
         problem, settings = self.problem, self.problem.settings
         n = len(self)
         none = [(None, None)] * n
