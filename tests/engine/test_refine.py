@@ -257,19 +257,25 @@ def test_a_cheap_step_that_crosses_a_discount_threshold_is_inserted():
 # ---------------------------------------------------------------------- #
 # n_generations="auto"
 # ---------------------------------------------------------------------- #
-def test_auto_judges_every_plan_at_its_far_ends_first(island_data):
-    X, rows = island_data
+def auto_explainer(model, X, random_state=0):
+    """An ``n_generations="auto"`` explainer of the island data, fitted: earn
+    up to 150 or age up to 90."""
     actions = [
         Action("earn", "income", values=(0.0, 150.0), direction="increase"),
         Action("age", "age", values=(20.0, 90.0), direction="increase"),
     ]
-    explainer = SequentialCounterfactualExplainer(
-        IslandModel(),
+    return SequentialCounterfactualExplainer(
+        model,
         actions=actions,
         population_size=30,
         n_generations="auto",
-        random_state=0,
+        random_state=random_state,
     ).fit(X)
+
+
+def test_auto_judges_every_plan_at_its_far_ends_first(island_data):
+    X, rows = island_data
+    explainer = auto_explainer(IslandModel(), X)
     frame, details = explainer.explain(rows, return_details=True)
     assert (frame["status"] == "ok").all()
     # earning 150 is accepted: the plans at their far ends, judged in one
@@ -304,17 +310,8 @@ class OnlyIslandModel(IslandModel):
 
 def test_auto_searches_the_rows_no_plan_at_its_far_ends_solves(island_data):
     X, rows = island_data
-    actions = [
-        Action("earn", "income", values=(0.0, 150.0), direction="increase"),
-        Action("age", "age", values=(20.0, 90.0), direction="increase"),
-    ]
-    explainer = SequentialCounterfactualExplainer(
-        OnlyIslandModel(),
-        actions=actions,
-        population_size=30,
-        n_generations="auto",
-        random_state=1,  # a seed whose search finds the corner for both rows
-    ).fit(X)
+    # a seed whose search finds the corner for both rows
+    explainer = auto_explainer(OnlyIslandModel(), X, random_state=1)
     frame, details = explainer.explain(rows, return_details=True)
     assert (frame["status"] == "ok").all()
     # at least 30 generations of the search, the last 25 without a new
