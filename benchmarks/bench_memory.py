@@ -40,11 +40,10 @@ from sklearn_cscf.datasets import (
 MB = 2**20
 
 
-def measure(n_rows, population, generations, seed):
-    """Peak traced memory of one explain call, in a fresh process."""
-    applicants = make_credit_applicants(max(4 * n_rows, 2000), random_state=seed)
-    X, y = applicants.data, applicants.target
-    model = make_pipeline(
+def usage_model(X, y):
+    """The README's Usage model, fitted: one-hot categories, scaled numbers,
+    a logistic regression."""
+    return make_pipeline(
         make_column_transformer(
             (
                 OneHotEncoder(handle_unknown="ignore"),
@@ -54,6 +53,13 @@ def measure(n_rows, population, generations, seed):
         ),
         LogisticRegression(max_iter=1000),
     ).fit(X, y)
+
+
+def measure(n_rows, population, generations, seed):
+    """Peak traced memory of one explain call, in a fresh process."""
+    applicants = make_credit_applicants(max(4 * n_rows, 2000), random_state=seed)
+    X, y = applicants.data, applicants.target
+    model = usage_model(X, y)
     rows = X[model.predict(X) == 0].iloc[:n_rows]
     explainer = SequentialCounterfactualExplainer(
         model,

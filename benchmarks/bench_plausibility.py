@@ -14,10 +14,7 @@ training, no fit) without and with the plausibility objective, alternated,
 import argparse
 import time
 
-from sklearn.compose import make_column_selector, make_column_transformer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from bench_memory import usage_model
 from threadpoolctl import threadpool_limits
 
 from sklearn_cscf import SequentialCounterfactualExplainer
@@ -34,16 +31,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     applicants = make_credit_applicants(2000, random_state=0)
     X, y = applicants.data, applicants.target
-    model = make_pipeline(
-        make_column_transformer(
-            (
-                OneHotEncoder(handle_unknown="ignore"),
-                make_column_selector(dtype_include="category"),
-            ),
-            remainder=StandardScaler(),
-        ),
-        LogisticRegression(max_iter=1000),
-    ).fit(X, y)
+    model = usage_model(X, y)
     rows = X[model.predict(X) == 0].head(3)
     seconds = {False: [], True: []}
     with threadpool_limits(1):

@@ -291,8 +291,7 @@ def main(argv=None):
         f"(population x generations) {', '.join(args.budgets)}"
     )
     budgets = [
-        tuple(v if v == "auto" else int(v) for v in b.split("x"))
-        for b in args.budgets
+        tuple(v if v == "auto" else int(v) for v in b.split("x")) for b in args.budgets
     ]
     methods = [(b, refine) for b in budgets for refine in (False, True)]
     rows = []
