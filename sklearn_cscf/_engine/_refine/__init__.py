@@ -34,10 +34,12 @@ answered by each instance's memo, the search's own):
   both ways is also pushed to the other side of its start (a loan shortened
   where the search lengthened it).
 - **one action more or less**: a step dropped, an action the plan lacks
-  inserted at any position (at the far end of its values, re-fitted last, so
-  that it ends at the smallest value that still pays), the plan's dearest
-  step replaced by such an action (a fixed effort traded for a year of
-  waiting), an action swapped for another on the same feature; each
+  inserted at any position (a small share of the way from its least change
+  toward the far end of its values, kept there while the others are
+  re-fitted; an unordered choice at each of its values), the plan's dearest
+  step replaced by an action it lacks (at the far end of its values,
+  re-fitted last, or a small change kept: a fixed effort traded for a year
+  of waiting), an action swapped for another on the same feature; each
   re-fitted.
 
 The deeper neighbourhoods (orders, trades, more or less, then joint values
